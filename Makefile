@@ -1,0 +1,21 @@
+# The two commands of the README. Each installs what it needs (Debian packages,
+# skipped when present), configures once, builds incrementally, then runs.
+BUILD ?= build
+JOBS ?= $(shell nproc)
+
+.PHONY: run test build deps
+
+deps:
+	@./scripts/install-deps.sh
+
+$(BUILD)/build.ninja: CMakeLists.txt | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	./$(BUILD)/bin/saga-opt examples/gcn_layer.mlir
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -1,0 +1,329 @@
+//===- SagaOps.cpp - verifiers of the stage and tensor ops ----------------===//
+//
+// Every message names the problem in the user's terms (domains, shapes, the
+// stage body) so that front-end bugs and hand-written IR read alike.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Saga.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace saga;
+
+std::string saga::formatShape(ArrayRef<int64_t> shape) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << '[';
+  llvm::interleaveComma(shape, os);
+  os << ']';
+  return s;
+}
+
+FailureOr<SmallVector<int64_t>> saga::broadcastShapes(ArrayRef<int64_t> a,
+                                                      ArrayRef<int64_t> b) {
+  size_t rank = std::max(a.size(), b.size());
+  SmallVector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t da = i < a.size() ? a[a.size() - 1 - i] : 1;
+    int64_t db = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (da != db && da != 1 && db != 1)
+      return failure();
+    out[rank - 1 - i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+static ArrayRef<int64_t> shapeOf(Value v) {
+  return cast<RankedTensorType>(v.getType()).getShape();
+}
+
+static StringRef domainName(bool edge) { return edge ? "edge" : "vertex"; }
+
+// An axis in [-rank, rank) normalised to [0, rank), or failure.
+static FailureOr<int64_t> normaliseAxis(Operation *op, int64_t axis,
+                                        int64_t rank) {
+  if (axis < -rank || axis >= rank) {
+    op->emitOpError() << "axis " << axis << " is out of range for a tensor of "
+                      << "rank " << rank;
+    return failure();
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+//===----------------------------------------------------------------------===//
+// Graph built-ins and stages
+//===----------------------------------------------------------------------===//
+
+LogicalResult DegreeOp::verify() {
+  auto type = cast<VertexType>(getType());
+  if (!type.getShape().empty() || !isa<FloatType>(type.getElementType()))
+    return emitOpError() << "the degree is one float per vertex "
+                         << "(!saga.vertex<f32>), not " << type;
+  return success();
+}
+
+LogicalResult VertexIdOp::verify() {
+  auto type = cast<VertexType>(getType());
+  if (!type.getShape().empty() || !isa<IntegerType>(type.getElementType()))
+    return emitOpError() << "the vertex id is one integer per vertex "
+                         << "(!saga.vertex<i32>), not " << type;
+  return success();
+}
+
+LogicalResult ScatterOp::verify() {
+  auto in = cast<DomainType>(getInput().getType());
+  auto out = cast<DomainType>(getType());
+  if (in.isEdgeDomain())
+    return emitOpError() << "scatters a vertex value onto edges, but its "
+                         << "input is an edge value";
+  if (!out.isEdgeDomain())
+    return emitOpError() << "produces an edge value, but its result type is "
+                         << getType();
+  if (in.getShape() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "keeps the feature shape: input "
+                         << formatShape(in.getShape()) << "x"
+                         << in.getElementType() << " but result "
+                         << formatShape(out.getShape()) << "x"
+                         << out.getElementType();
+  return success();
+}
+
+LogicalResult saga::verifyApplyOp(Operation *op, bool edgeDomain) {
+  StringRef domain = domainName(edgeDomain);
+  Region &body = op->getRegion(0);
+  Block &block = body.front();
+  if (block.getNumArguments() != op->getNumOperands())
+    return op->emitOpError() << "body takes " << block.getNumArguments()
+                             << " arguments but the stage has "
+                             << op->getNumOperands() << " inputs";
+  for (auto [i, input] : llvm::enumerate(op->getOperands())) {
+    auto type = cast<DomainType>(input.getType());
+    if (type.isEdgeDomain() != edgeDomain)
+      return op->emitOpError()
+             << "input #" << i << " is a " << domainName(type.isEdgeDomain())
+             << " value; a " << op->getName().stripDialect()
+             << " takes only " << domain << " values";
+    if (block.getArgument(i).getType() != type.getElementTensorType())
+      return op->emitOpError()
+             << "body argument #" << i << " must be the per-" << domain
+             << " tensor " << type.getElementTensorType() << " of input #" << i
+             << ", not " << block.getArgument(i).getType();
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  if (!yield)
+    return op->emitOpError() << "body must end with saga.yield";
+  if (yield.getNumOperands() != op->getNumResults())
+    return op->emitOpError() << "body yields " << yield.getNumOperands()
+                             << " values but the stage has "
+                             << op->getNumResults() << " results";
+  for (auto [i, result] : llvm::enumerate(op->getResults())) {
+    auto type = cast<DomainType>(result.getType());
+    if (type.isEdgeDomain() != edgeDomain)
+      return op->emitOpError() << "result #" << i << " must be a " << domain
+                               << " value, not " << result.getType();
+    if (yield.getOperand(i).getType() != type.getElementTensorType())
+      return op->emitOpError()
+             << "body yields " << yield.getOperand(i).getType()
+             << " for result #" << i << " of type " << result.getType();
+  }
+  // Graph-wide values enter a body only through its inputs.
+  WalkResult walk = body.walk([&](Operation *inner) {
+    for (Value v : inner->getOperands()) {
+      if (!isa<DomainType>(v.getType()) ||
+          body.isAncestor(v.getParentRegion()))
+        continue;
+      inner->emitOpError()
+          << "uses a " << domainName(cast<DomainType>(v.getType()).isEdgeDomain())
+          << " value defined outside the " << op->getName().stripDialect()
+          << " body; pass it in as an input";
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+LogicalResult GatherOp::verify() {
+  auto in = cast<DomainType>(getInput().getType());
+  auto out = cast<DomainType>(getType());
+  if (!in.isEdgeDomain())
+    return emitOpError() << "reduces edge values into vertices, but its input "
+                         << "is a vertex value";
+  if (out.isEdgeDomain())
+    return emitOpError() << "produces a vertex value, but its result type is "
+                         << getType();
+  if (in.getShape() != out.getShape() ||
+      in.getElementType() != out.getElementType())
+    return emitOpError() << "keeps the feature shape: input "
+                         << in.getElementTensorType() << " but result "
+                         << out.getElementTensorType();
+  bool softmax = getKind() == GatherKind::softmax_sum;
+  if (softmax && !getScore())
+    return emitOpError() << "softmax_sum needs a score per edge ('score %s')";
+  if (!softmax && getScore())
+    return emitOpError() << "only softmax_sum takes a score; "
+                         << stringifyGatherKind(getKind()) << " does not";
+  if (!getScore())
+    return success();
+  auto score = cast<DomainType>(getScore().getType());
+  if (!score.isEdgeDomain())
+    return emitOpError() << "score must be an edge value, not "
+                         << getScore().getType();
+  ArrayRef<int64_t> s = score.getShape(), v = in.getShape();
+  if (s.size() > v.size() || s != v.take_front(s.size()))
+    return emitOpError() << "score shape " << formatShape(s)
+                         << " must be a prefix of the value shape "
+                         << formatShape(v) << " (one score per head)";
+  if (score.getElementType() != in.getElementType())
+    return emitOpError() << "score element type " << score.getElementType()
+                         << " differs from the value's "
+                         << in.getElementType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Tensor ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult saga::verifyBroadcastOp(Operation *op) {
+  auto lhs = cast<RankedTensorType>(op->getOperand(0).getType());
+  auto rhs = cast<RankedTensorType>(op->getOperand(1).getType());
+  auto res = cast<RankedTensorType>(op->getResult(0).getType());
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != res.getElementType())
+    return op->emitOpError() << "operands and result must share an element "
+                             << "type, got " << lhs.getElementType() << ", "
+                             << rhs.getElementType() << " -> "
+                             << res.getElementType();
+  auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return op->emitOpError() << "operand shapes " << formatShape(lhs.getShape())
+                             << " and " << formatShape(rhs.getShape())
+                             << " do not broadcast";
+  if (ArrayRef<int64_t>(*shape) != res.getShape())
+    return op->emitOpError() << "result shape " << formatShape(res.getShape())
+                             << " differs from the broadcast shape "
+                             << formatShape(*shape);
+  return success();
+}
+
+LogicalResult LeakyReluOp::verify() {
+  if (getSlope().convertToDouble() < 0)
+    return emitOpError() << "slope must be non-negative, got "
+                         << getSlope().convertToDouble();
+  return success();
+}
+
+LogicalResult DropoutOp::verify() {
+  double rate = getRate().convertToDouble();
+  if (!(rate >= 0.0 && rate < 1.0))
+    return emitOpError() << "rate must be in [0, 1), got " << rate;
+  return success();
+}
+
+LogicalResult MatmulOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getLhs()), b = shapeOf(getRhs());
+  if (a.empty() || b.empty())
+    return emitOpError() << "operands must have rank >= 1, got "
+                         << formatShape(a) << " @ " << formatShape(b);
+  if (a.back() != b.front())
+    return emitOpError() << "contracted dimensions differ: "
+                         << formatShape(a) << " @ " << formatShape(b)
+                         << " (last of lhs " << a.back()
+                         << " vs first of rhs " << b.front() << ")";
+  SmallVector<int64_t> expected(a.drop_back());
+  llvm::append_range(expected, b.drop_front());
+  if (ArrayRef<int64_t>(expected) != shapeOf(getResult()))
+    return emitOpError() << "result shape " << formatShape(shapeOf(getResult()))
+                         << " should be " << formatShape(expected);
+  if (getElementTypeOrSelf(getLhs()) != getElementTypeOrSelf(getRhs()) ||
+      getElementTypeOrSelf(getLhs()) != getElementTypeOrSelf(getResult()))
+    return emitOpError() << "operands and result must share an element type";
+  return success();
+}
+
+LogicalResult ReduceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  auto axis = normaliseAxis(*this, getAxis(), in.size());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected(in);
+  expected.erase(expected.begin() + *axis);
+  if (ArrayRef<int64_t>(expected) != shapeOf(getResult()))
+    return emitOpError() << "reducing axis " << getAxis() << " of "
+                         << formatShape(in) << " gives "
+                         << formatShape(expected) << ", not "
+                         << formatShape(shapeOf(getResult()));
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().size() < 2)
+    return emitOpError() << "needs at least two inputs";
+  ArrayRef<int64_t> first = shapeOf(getInputs()[0]);
+  auto axis = normaliseAxis(*this, getAxis(), first.size());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected(first);
+  for (auto [i, v] : llvm::enumerate(getInputs().drop_front())) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    bool ok = s.size() == first.size();
+    for (size_t d = 0; ok && d < s.size(); ++d)
+      ok = d == static_cast<size_t>(*axis) || s[d] == first[d];
+    if (!ok)
+      return emitOpError() << "input #" << i + 1 << " has shape "
+                           << formatShape(s) << ", which does not match "
+                           << formatShape(first) << " outside axis "
+                           << getAxis();
+    if (getElementTypeOrSelf(v) != getElementTypeOrSelf(getInputs()[0]))
+      return emitOpError() << "inputs must share an element type";
+    expected[*axis] += s[*axis];
+  }
+  if (ArrayRef<int64_t>(expected) != shapeOf(getResult()))
+    return emitOpError() << "result shape " << formatShape(shapeOf(getResult()))
+                         << " should be " << formatShape(expected);
+  return success();
+}
+
+LogicalResult ReshapeOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getType());
+  if (in.getNumElements() != out.getNumElements())
+    return emitOpError() << "cannot reshape " << formatShape(in.getShape())
+                         << " (" << in.getNumElements() << " elements) to "
+                         << formatShape(out.getShape()) << " ("
+                         << out.getNumElements() << " elements)";
+  if (in.getElementType() != out.getElementType())
+    return emitOpError() << "cannot change the element type";
+  return success();
+}
+
+LogicalResult CrossEntropyOp::verify() {
+  auto logits = cast<VertexType>(getLogits().getType());
+  auto labels = cast<VertexType>(getLabels().getType());
+  if (logits.getShape().size() != 1 || !isa<FloatType>(logits.getElementType()))
+    return emitOpError() << "logits must be a float vector per vertex "
+                         << "(one score per class), got " << logits;
+  if (!labels.getShape().empty() || !isa<IntegerType>(labels.getElementType()))
+    return emitOpError() << "labels must be one integer class per vertex, got "
+                         << labels;
+  if (getElementTypeOrSelf(getType()) != logits.getElementType())
+    return emitOpError() << "the loss has the logits' element type "
+                         << logits.getElementType();
+  return success();
+}
+
+LogicalResult L2Op::verify() {
+  if (getElementTypeOrSelf(getType()) != getElementTypeOrSelf(getInput()))
+    return emitOpError() << "the result has the input's element type";
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialect/SagaOps.cpp.inc"

@@ -1,0 +1,391 @@
+//===- SagaOps.td - saga dialect operations -----------------*- tablegen -*-===//
+//
+// Stage-level IR (DESIGN.md, level 1): the four SAGA-NN stages over domain
+// values, the per-element tensor operations their bodies are written in, and
+// the model that owns parameters and composes layers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_OPS_TD
+#define SAGA_OPS_TD
+
+include "SagaTypes.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/CallInterfaces.td"
+include "mlir/IR/RegionKindInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+
+def Saga_Tensor : RankedTensorOf<[AnyFloat]>;
+
+//===----------------------------------------------------------------------===//
+// Graph built-ins
+//===----------------------------------------------------------------------===//
+
+def Saga_DegreeOp : Saga_Op<"degree", [Pure]> {
+  let summary = "in-degree of every vertex";
+  let description = [{
+    The number of in-edges of each vertex (counting self loops if the graph
+    has them), as a float scalar per vertex.
+
+    ```mlir
+    %deg = saga.degree : !saga.vertex<f32>
+    ```
+  }];
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def Saga_VertexIdOp : Saga_Op<"vertex_id", [Pure]> {
+  let summary = "the id of every vertex";
+  let description = [{
+    ```mlir
+    %id = saga.vertex_id : !saga.vertex<i32>
+    ```
+  }];
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// The four stages
+//===----------------------------------------------------------------------===//
+
+def Saga_ScatterOp : Saga_Op<"scatter", [Pure]> {
+  let summary = "make a vertex value visible on edges";
+  let description = [{
+    Each edge reads the value of its source (`src`) or destination (`dst`)
+    vertex. The feature shape is unchanged; only the domain changes.
+
+    ```mlir
+    %hs = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<16xf32>
+    ```
+  }];
+  let arguments = (ins Saga_EdgeEnd:$end, Saga_AnyDomain:$input);
+  let results = (outs Saga_AnyDomain:$result);
+  let assemblyFormat = [{
+    $end $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+class Saga_ApplyOp<string mnemonic, string domain>
+    : Saga_Op<mnemonic, [RecursiveMemoryEffects]> {
+  let arguments = (ins Variadic<Saga_AnyDomain>:$inputs);
+  let results = (outs Variadic<Saga_AnyDomain>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() {
+      return verifyApplyOp(*this, /*edgeDomain=*/}] # domain # [{);
+    }
+  }];
+}
+
+def Saga_ApplyEdgeOp : Saga_ApplyOp<"apply_edge", "true"> {
+  let summary = "a neural network run on every edge";
+  let description = [{
+    The body sees one edge's tensors (one block argument per input, typed as
+    that input's per-edge tensor) and yields one tensor per result. It may use
+    parameters (tensors defined outside) but no vertex or edge value except
+    through its inputs.
+
+    ```mlir
+    %m = saga.apply_edge(%hs, %w) : (!saga.edge<16xf32>, !saga.edge<f32>)
+                                    -> !saga.edge<16xf32> {
+    ^bb0(%x: tensor<16xf32>, %ew: tensor<f32>):
+      %y = saga.mul %x, %ew : tensor<16xf32>, tensor<f32> -> tensor<16xf32>
+      saga.yield %y : tensor<16xf32>
+    }
+    ```
+  }];
+}
+
+def Saga_ApplyVertexOp : Saga_ApplyOp<"apply_vertex", "false"> {
+  let summary = "a neural network run on every vertex";
+  let description = [{
+    Like `saga.apply_edge`, over vertex values.
+
+    ```mlir
+    %o = saga.apply_vertex(%a) : (!saga.vertex<16xf32>) -> !saga.vertex<7xf32> {
+    ^bb0(%x: tensor<16xf32>):
+      %y = saga.matmul %x, %W : tensor<16xf32>, tensor<16x7xf32> -> tensor<7xf32>
+      saga.yield %y : tensor<7xf32>
+    }
+    ```
+  }];
+}
+
+def Saga_GatherOp : Saga_Op<"gather", [Pure]> {
+  let summary = "reduce the values on each vertex's in-edges";
+  let description = [{
+    `sum`, `mean`, `max` and `min` reduce elementwise over the in-edges of each
+    vertex (a vertex without in-edges gets zeros). `softmax_sum` takes a
+    `score` per edge whose shape is a prefix of the value's shape (one score
+    per attention head) and sums the values weighted by the softmax of the
+    scores over each vertex's in-edges.
+
+    ```mlir
+    %a = saga.gather sum %m : !saga.edge<16xf32> -> !saga.vertex<16xf32>
+    %g = saga.gather softmax_sum %z score %s
+           : !saga.edge<8x8xf32>, !saga.edge<8xf32> -> !saga.vertex<8x8xf32>
+    ```
+  }];
+  let arguments = (ins Saga_GatherKind:$kind, Saga_AnyDomain:$input,
+                       Optional<Saga_AnyDomain>:$score);
+  let results = (outs Saga_AnyDomain:$result);
+  let assemblyFormat = [{
+    $kind $input (`score` $score^)? attr-dict `:` qualified(type($input))
+    (`,` qualified(type($score))^)? `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_YieldOp : Saga_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["ApplyEdgeOp", "ApplyVertexOp"]>]> {
+  let summary = "the per-element results of a stage body";
+  let arguments = (ins Variadic<Saga_Tensor>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
+}
+
+//===----------------------------------------------------------------------===//
+// Per-element tensor operations (stage bodies, parameters, scalars)
+//===----------------------------------------------------------------------===//
+
+class Saga_UnaryOp<string mnemonic, string what>
+    : Saga_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = what;
+  let arguments = (ins Saga_Tensor:$input);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($result)";
+}
+
+def Saga_NegOp : Saga_UnaryOp<"neg", "elementwise negation">;
+def Saga_ReluOp : Saga_UnaryOp<"relu", "elementwise max(x, 0)">;
+def Saga_EluOp : Saga_UnaryOp<"elu", "elementwise x if x > 0 else exp(x) - 1">;
+def Saga_SigmoidOp : Saga_UnaryOp<"sigmoid", "elementwise 1 / (1 + exp(-x))">;
+def Saga_TanhOp : Saga_UnaryOp<"tanh", "elementwise hyperbolic tangent">;
+def Saga_ExpOp : Saga_UnaryOp<"exp", "elementwise exponential">;
+def Saga_LogOp : Saga_UnaryOp<"log", "elementwise natural logarithm">;
+def Saga_RsqrtOp : Saga_UnaryOp<"rsqrt", "elementwise 1 / sqrt(x)">;
+def Saga_AbsOp : Saga_UnaryOp<"abs", "elementwise absolute value">;
+
+def Saga_LeakyReluOp : Saga_Op<"leaky_relu", [Pure, SameOperandsAndResultType]> {
+  let summary = "elementwise x if x > 0 else slope * x";
+  let arguments = (ins Saga_Tensor:$input, F64Attr:$slope);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = "$input `slope` $slope attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Saga_DropoutOp : Saga_Op<"dropout", [SameOperandsAndResultType]> {
+  let summary = "zero each element with probability `rate` (training only)";
+  let description = [{
+    During training each element is zeroed with probability `rate` and the
+    survivors are scaled by 1 / (1 - rate); in inference it is the identity.
+    The random stream is seeded per run and indexed by element, so results do
+    not depend on the thread count.
+  }];
+  let arguments = (ins Saga_Tensor:$input, F64Attr:$rate);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = "$input `rate` $rate attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+class Saga_BinaryOp<string mnemonic, string what>
+    : Saga_Op<mnemonic, [Pure]> {
+  let summary = what;
+  let description = [{
+    Elementwise with NumPy broadcasting: shapes are aligned at the right and
+    each pair of dimensions must be equal or one of them 1.
+  }];
+  let arguments = (ins Saga_Tensor:$lhs, Saga_Tensor:$rhs);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDefinition = [{
+    ::llvm::LogicalResult $cppClass::verify() { return verifyBroadcastOp(*this); }
+  }];
+}
+
+def Saga_AddOp : Saga_BinaryOp<"add", "elementwise sum">;
+def Saga_SubOp : Saga_BinaryOp<"sub", "elementwise difference">;
+def Saga_MulOp : Saga_BinaryOp<"mul", "elementwise product">;
+def Saga_DivOp : Saga_BinaryOp<"div", "elementwise quotient">;
+
+def Saga_MatmulOp : Saga_Op<"matmul", [Pure]> {
+  let summary = "contract the last axis of lhs with the first axis of rhs";
+  let description = [{
+    `[a..., k] @ [k, b...] -> [a..., b...]`: a feature vector times a weight
+    matrix (`[16] @ [16, 7] -> [7]`), or into several heads
+    (`[16] @ [16, 8, 8] -> [8, 8]`).
+
+    ```mlir
+    %y = saga.matmul %x, %W : tensor<16xf32>, tensor<16x7xf32> -> tensor<7xf32>
+    ```
+  }];
+  let arguments = (ins Saga_Tensor:$lhs, Saga_Tensor:$rhs);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` type($lhs) `,` type($rhs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_ReduceOp : Saga_Op<"reduce", [Pure]> {
+  let summary = "reduce one axis of a tensor";
+  let description = [{
+    `axis` may be negative (counted from the end). The axis is removed.
+
+    ```mlir
+    %s = saga.reduce sum %z axis -1 : tensor<8x8xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Saga_ReduceKind:$kind, Saga_Tensor:$input,
+                       I64Attr:$axis);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $kind $input `axis` $axis attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_ConcatOp : Saga_Op<"concat", [Pure]> {
+  let summary = "join tensors along an axis";
+  let description = [{
+    ```mlir
+    %c = saga.concat %a, %b axis 0 : tensor<16xf32>, tensor<8xf32> -> tensor<24xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Saga_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` $axis attr-dict `:` type($inputs) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_ReshapeOp : Saga_Op<"reshape", [Pure]> {
+  let summary = "reinterpret a tensor with another shape of the same size";
+  let arguments = (ins Saga_Tensor:$input);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Losses
+//===----------------------------------------------------------------------===//
+
+def Saga_CrossEntropyOp : Saga_Op<"cross_entropy", [Pure]> {
+  let summary = "mean softmax cross-entropy over the labelled vertices";
+  let description = [{
+    `logits` holds one score per class on every vertex, `labels` one integer
+    class per vertex. The mean runs over the vertices of the current mask
+    whose label is not -1.
+
+    ```mlir
+    %l = saga.cross_entropy %out, %label : !saga.vertex<7xf32>, !saga.vertex<i32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$logits, Saga_VertexValue:$labels);
+  let results = (outs 0DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels attr-dict `:` qualified(type($logits)) `,`
+    qualified(type($labels)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_L2Op : Saga_Op<"l2", [Pure]> {
+  let summary = "half the sum of squares of a tensor (weight decay)";
+  let description = [{
+    `sum(x * x) / 2`, as TensorFlow's `l2_loss` (the GCN paper's weight decay).
+  }];
+  let arguments = (ins Saga_Tensor:$input);
+  let results = (outs 0DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Models
+//===----------------------------------------------------------------------===//
+
+def Saga_ModelOp : Saga_Op<"model", [FunctionOpInterface, IsolatedFromAbove]> {
+  let summary = "a GNN model: graph inputs, parameters, forward computation";
+  let description = [{
+    The arguments are the graph's inputs (vertex and edge values), the results
+    the model's outputs (the last one a scalar loss when the model has one).
+    The body declares every trainable parameter with `saga.param` and calls
+    layers (`func.func`s over domain values and parameter tensors).
+
+    ```mlir
+    saga.model @GCN(%x: !saga.vertex<1433xf32>, %label: !saga.vertex<i32>)
+        -> (!saga.vertex<7xf32>, tensor<f32>) {
+      %W = saga.param "conv0.W" glorot : tensor<1433x7xf32>
+      %out = func.call @conv(%x, %W) : (!saga.vertex<1433xf32>, tensor<1433x7xf32>) -> !saga.vertex<7xf32>
+      %loss = saga.cross_entropy %out, %label : !saga.vertex<7xf32>, !saga.vertex<i32> -> tensor<f32>
+      saga.return %out, %loss : !saga.vertex<7xf32>, tensor<f32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [OpBuilder<(ins "::llvm::StringRef":$name,
+                                 "::mlir::FunctionType":$type)>];
+  let extraClassDeclaration = [{
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+  }];
+}
+
+def Saga_ParamOp : Saga_Op<"param", [HasParent<"ModelOp">]> {
+  let summary = "a trainable parameter of the model";
+  let description = [{
+    Declares a named parameter tensor with its initialiser. Names are unique
+    within a model; `constant` takes a value.
+
+    ```mlir
+    %W = saga.param "GCNConv#0.W" glorot : tensor<1433x16xf32>
+    %eps = saga.param "GINConv#0.eps" constant(0.0) : tensor<f32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$name, Saga_Init:$init,
+                       OptionalAttr<F64Attr>:$value);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $name $init (`(` $value^ `)`)? attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_ReturnOp : Saga_Op<"return", [Pure, Terminator,
+                                       HasParent<"ModelOp">]> {
+  let summary = "the outputs of a model";
+  let arguments = (ins Variadic<AnyType>:$values);
+  let assemblyFormat = "attr-dict ($values^ `:` qualified(type($values)))?";
+  let hasVerifier = 1;
+}
+
+#endif // SAGA_OPS_TD

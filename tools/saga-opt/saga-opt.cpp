@@ -1,0 +1,23 @@
+//===- saga-opt.cpp - run saga passes on .mlir files ----------------------===//
+//
+// mlir-opt with the saga dialect, its passes and the upstream dialects and
+// passes Saga's pipelines use.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialect/Saga.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+
+int main(int argc, char **argv) {
+  mlir::registerTransformsPasses();
+  mlir::DialectRegistry registry;
+  registry.insert<saga::SagaDialect, mlir::func::FuncDialect,
+                  mlir::arith::ArithDialect>();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Saga optimizer driver\n", registry));
+}
