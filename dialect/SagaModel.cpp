@@ -36,12 +36,6 @@ void ModelOp::print(OpAsmPrinter &p) {
 }
 
 LogicalResult ModelOp::verify() {
-  if (getBody().empty())
-    return emitOpError() << "needs a body";
-  Block &entry = getBody().front();
-  if (entry.getArgumentTypes() != getArgumentTypes())
-    return emitOpError() << "entry block arguments must match the model's "
-                         << "input types";
   for (auto [i, type] : llvm::enumerate(getArgumentTypes()))
     if (!isa<DomainType>(type))
       return emitOpError() << "input #" << i << " must be a vertex or edge "
@@ -82,8 +76,9 @@ LogicalResult ReturnOp::verify() {
   ArrayRef<Type> expected = model.getResultTypes();
   if (getNumOperands() != expected.size())
     return emitOpError() << "returns " << getNumOperands()
-                         << " values but the model has " << expected.size()
-                         << " results";
+                         << (getNumOperands() == 1 ? " value" : " values")
+                         << " but the model has " << expected.size()
+                         << (expected.size() == 1 ? " result" : " results");
   for (auto [i, pair] : llvm::enumerate(llvm::zip(getOperandTypes(), expected)))
     if (std::get<0>(pair) != std::get<1>(pair))
       return emitOpError() << "value #" << i << " has type "

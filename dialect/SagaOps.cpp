@@ -43,6 +43,12 @@ static ArrayRef<int64_t> shapeOf(Value v) {
 }
 
 static StringRef domainName(bool edge) { return edge ? "edge" : "vertex"; }
+static StringRef article(bool edge) { return edge ? "an" : "a"; }
+
+// "1 value", "2 values".
+static std::string count(size_t n, StringRef noun) {
+  return std::to_string(n) + " " + noun.str() + (n == 1 ? "" : "s");
+}
 
 // An axis in [-rank, rank) normalised to [0, rank), or failure.
 static FailureOr<int64_t> normaliseAxis(Operation *op, int64_t axis,
@@ -87,10 +93,8 @@ LogicalResult ScatterOp::verify() {
   if (in.getShape() != out.getShape() ||
       in.getElementType() != out.getElementType())
     return emitOpError() << "keeps the feature shape: input "
-                         << formatShape(in.getShape()) << "x"
-                         << in.getElementType() << " but result "
-                         << formatShape(out.getShape()) << "x"
-                         << out.getElementType();
+                         << in.getElementTensorType() << " but result "
+                         << out.getElementTensorType();
   return success();
 }
 
@@ -99,47 +103,59 @@ LogicalResult saga::verifyApplyOp(Operation *op, bool edgeDomain) {
   Region &body = op->getRegion(0);
   Block &block = body.front();
   if (block.getNumArguments() != op->getNumOperands())
-    return op->emitOpError() << "body takes " << block.getNumArguments()
-                             << " arguments but the stage has "
-                             << op->getNumOperands() << " inputs";
+    return op->emitOpError() << "body takes "
+                             << count(block.getNumArguments(), "argument")
+                             << " but the stage has "
+                             << count(op->getNumOperands(), "input");
   for (auto [i, input] : llvm::enumerate(op->getOperands())) {
     auto type = cast<DomainType>(input.getType());
     if (type.isEdgeDomain() != edgeDomain)
       return op->emitOpError()
-             << "input #" << i << " is a " << domainName(type.isEdgeDomain())
-             << " value; a " << op->getName().stripDialect()
-             << " takes only " << domain << " values";
+             << "input #" << i << " is " << article(type.isEdgeDomain()) << " "
+             << domainName(type.isEdgeDomain()) << " value; "
+             << op->getName().stripDialect() << " takes only " << domain
+             << " values";
     if (block.getArgument(i).getType() != type.getElementTensorType())
       return op->emitOpError()
              << "body argument #" << i << " must be the per-" << domain
              << " tensor " << type.getElementTensorType() << " of input #" << i
              << ", not " << block.getArgument(i).getType();
   }
-  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
     return op->emitOpError() << "body must end with saga.yield";
   if (yield.getNumOperands() != op->getNumResults())
-    return op->emitOpError() << "body yields " << yield.getNumOperands()
-                             << " values but the stage has "
-                             << op->getNumResults() << " results";
+    return op->emitOpError() << "body yields "
+                             << count(yield.getNumOperands(), "value")
+                             << " but the stage has "
+                             << count(op->getNumResults(), "result");
   for (auto [i, result] : llvm::enumerate(op->getResults())) {
     auto type = cast<DomainType>(result.getType());
     if (type.isEdgeDomain() != edgeDomain)
-      return op->emitOpError() << "result #" << i << " must be a " << domain
+      return op->emitOpError() << "result #" << i << " must be "
+                               << article(edgeDomain) << " " << domain
                                << " value, not " << result.getType();
     if (yield.getOperand(i).getType() != type.getElementTensorType())
       return op->emitOpError()
              << "body yields " << yield.getOperand(i).getType()
              << " for result #" << i << " of type " << result.getType();
   }
-  // Graph-wide values enter a body only through its inputs.
+  // Graph-wide values enter a body only through its inputs, and none is
+  // made inside it.
   WalkResult walk = body.walk([&](Operation *inner) {
+    if (llvm::any_of(inner->getResultTypes(), llvm::IsaPred<DomainType>)) {
+      inner->emitOpError() << "makes a graph-wide value inside a "
+                           << op->getName().stripDialect()
+                           << " body, which computes one element at a time";
+      return WalkResult::interrupt();
+    }
     for (Value v : inner->getOperands()) {
       if (!isa<DomainType>(v.getType()) ||
           body.isAncestor(v.getParentRegion()))
         continue;
+      bool edge = cast<DomainType>(v.getType()).isEdgeDomain();
       inner->emitOpError()
-          << "uses a " << domainName(cast<DomainType>(v.getType()).isEdgeDomain())
+          << "uses " << article(edge) << " " << domainName(edge)
           << " value defined outside the " << op->getName().stripDialect()
           << " body; pass it in as an input";
       return WalkResult::interrupt();
@@ -214,7 +230,7 @@ LogicalResult saga::verifyBroadcastOp(Operation *op) {
 }
 
 LogicalResult LeakyReluOp::verify() {
-  if (getSlope().convertToDouble() < 0)
+  if (!(getSlope().convertToDouble() >= 0))
     return emitOpError() << "slope must be non-negative, got "
                          << getSlope().convertToDouble();
   return success();
@@ -250,16 +266,19 @@ LogicalResult MatmulOp::verify() {
 
 LogicalResult ReduceOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput());
-  auto axis = normaliseAxis(*this, getAxis(), in.size());
+  int64_t signedAxis = static_cast<int64_t>(getAxis());
+  auto axis = normaliseAxis(*this, signedAxis, in.size());
   if (failed(axis))
     return failure();
   SmallVector<int64_t> expected(in);
   expected.erase(expected.begin() + *axis);
   if (ArrayRef<int64_t>(expected) != shapeOf(getResult()))
-    return emitOpError() << "reducing axis " << getAxis() << " of "
+    return emitOpError() << "reducing axis " << signedAxis << " of "
                          << formatShape(in) << " gives "
                          << formatShape(expected) << ", not "
                          << formatShape(shapeOf(getResult()));
+  if (getElementTypeOrSelf(getInput()) != getElementTypeOrSelf(getResult()))
+    return emitOpError() << "the result has the input's element type";
   return success();
 }
 
@@ -267,7 +286,8 @@ LogicalResult ConcatOp::verify() {
   if (getInputs().size() < 2)
     return emitOpError() << "needs at least two inputs";
   ArrayRef<int64_t> first = shapeOf(getInputs()[0]);
-  auto axis = normaliseAxis(*this, getAxis(), first.size());
+  int64_t signedAxis = static_cast<int64_t>(getAxis());
+  auto axis = normaliseAxis(*this, signedAxis, first.size());
   if (failed(axis))
     return failure();
   SmallVector<int64_t> expected(first);
@@ -280,7 +300,7 @@ LogicalResult ConcatOp::verify() {
       return emitOpError() << "input #" << i + 1 << " has shape "
                            << formatShape(s) << ", which does not match "
                            << formatShape(first) << " outside axis "
-                           << getAxis();
+                           << signedAxis;
     if (getElementTypeOrSelf(v) != getElementTypeOrSelf(getInputs()[0]))
       return emitOpError() << "inputs must share an element type";
     expected[*axis] += s[*axis];
@@ -288,6 +308,8 @@ LogicalResult ConcatOp::verify() {
   if (ArrayRef<int64_t>(expected) != shapeOf(getResult()))
     return emitOpError() << "result shape " << formatShape(shapeOf(getResult()))
                          << " should be " << formatShape(expected);
+  if (getElementTypeOrSelf(getResult()) != getElementTypeOrSelf(getInputs()[0]))
+    return emitOpError() << "the result has the inputs' element type";
   return success();
 }
 

@@ -1,0 +1,1618 @@
+//===- MLIRGen.cpp - .saga parse tree to saga IR --------------------------===//
+//
+// One walk over the parse tree checks names, compile-time shapes and domains
+// and builds the saga ops. Layers are instantiated per argument tuple into
+// `func.func`s; the model becomes a `saga.model` that owns the parameters of
+// every layer instance. Stage bodies are built into detached blocks whose
+// arguments are created on first use of a vertex or edge value, so a body's
+// inputs are exactly the graph values it reads.
+//
+// Errors are reported and generation continues with the next statement; a
+// name whose definition failed is poisoned so that it does not cascade.
+//
+//===----------------------------------------------------------------------===//
+
+#include "parser/MLIRGen.h"
+
+#include "dialect/Saga.h"
+#include "parser/TensorBuilder.h"
+
+#include "SagaParser.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+#include <optional>
+
+using namespace mlir;
+using namespace saga;
+using P = saga::grammar::SagaParser;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Values during generation
+//===----------------------------------------------------------------------===//
+
+enum class Kind {
+  Error,     // already reported; suppresses follow-on errors
+  Tensor,    // a per-element tensor, a parameter or a scalar
+  Domain,    // a vertex or edge value
+  Number,    // a literal or a layer argument, typed on use
+  LayerCtor, // `GCNConv(16, 7)`, waiting to be applied to a vertex value
+  List,      // `[heads * out]`
+};
+
+struct Val {
+  Kind kind = Kind::Error;
+  Value value;
+  double number = 0;
+  bool integral = false;
+  P::LayerDeclContext *layer = nullptr;
+  SmallVector<int64_t> args;
+  std::vector<Val> list;
+
+  static Val error() { return {}; }
+  static Val of(Value v) {
+    Val r;
+    if (!v)
+      return r;
+    r.kind = isa<DomainType>(v.getType()) ? Kind::Domain : Kind::Tensor;
+    r.value = v;
+    return r;
+  }
+  static Val num(double n, bool integral) {
+    Val r;
+    r.kind = Kind::Number;
+    r.number = n;
+    r.integral = integral;
+    return r;
+  }
+  bool ok() const { return kind != Kind::Error; }
+};
+
+/// A stage body under construction: per-element code in a detached block
+/// whose arguments are the domain values it reads.
+struct Body {
+  explicit Body(bool edge) : edge(edge) {}
+  Body(const Body &) = delete;
+  bool edge;
+  Block *block = new Block();
+  SmallVector<Value> inputs;
+  llvm::DenseMap<Value, Value> args;
+  ~Body() {
+    if (block && !block->getParent())
+      delete block;
+  }
+  Value arg(Value domainValue) {
+    auto it = args.find(domainValue);
+    if (it != args.end())
+      return it->second;
+    auto type = cast<DomainType>(domainValue.getType());
+    Value a = block->addArgument(type.getElementTensorType(),
+                                 domainValue.getLoc());
+    inputs.push_back(domainValue);
+    args[domainValue] = a;
+    return a;
+  }
+};
+
+enum class Stage { Model, Scatter, ApplyEdge, ApplyVertex };
+
+/// One generated layer function and the graph inputs it takes after `h`.
+struct LayerFunc {
+  func::FuncOp func;
+  std::vector<std::string> graphInputs;
+  std::vector<std::string> params;
+  bool failed = false;
+};
+
+/// What a graph declaration says about one input.
+struct GraphInput {
+  std::string name;
+  bool edge;
+  Type type;
+  Location loc;
+  std::optional<double> defaultValue;
+  std::optional<int64_t> numClasses;
+};
+
+/// The state of one layer while its function is generated.
+struct LayerState {
+  P::LayerDeclContext *decl;
+  llvm::StringMap<int64_t> intArgs;
+  llvm::StringMap<Value> params;
+  func::FuncOp func;
+  Block *entry;
+  Value h;
+  Value degree, vertexId;
+  llvm::StringMap<Value> scattered;
+  std::map<std::pair<int, std::string>, Value> scatters;
+  std::vector<std::string> graphInputsUsed;
+  llvm::StringMap<Value> graphArgs;
+  llvm::StringMap<Value> edgeLocals;
+};
+
+/// A name scope: the statement-level locals of the body being generated.
+struct Frame {
+  Stage stage;
+  std::string elem; // `v` or `e`
+  std::string agg;  // `a` in apply_vertex
+  llvm::StringMap<Val> locals;
+  LayerState *layer = nullptr;
+  Body *body = nullptr;
+};
+
+class Generator {
+public:
+  Generator(MLIRContext &ctx, StringAttr filename)
+      : ctx(ctx), filename(filename), b(&ctx), tb(b) {}
+
+  OwningOpRef<ModuleOp> run(P::FileContext *file);
+
+private:
+  // Locations and errors.
+  Location loc(antlr4::Token *t) {
+    return FileLineColLoc::get(filename, t->getLine(),
+                               t->getCharPositionInLine() + 1);
+  }
+  Location loc(antlr4::ParserRuleContext *c) { return loc(c->getStart()); }
+  Location loc(antlr4::tree::TerminalNode *n) { return loc(n->getSymbol()); }
+  InFlightDiagnostic error(Location l) {
+    ++errors;
+    return emitError(l);
+  }
+
+  // Declarations.
+  void declareGraph(P::GraphDeclContext *g);
+  void declareLayer(P::LayerDeclContext *l);
+  void genModel(P::ModelDeclContext *m);
+  std::optional<SmallVector<int64_t>>
+  evalShape(P::TypeSpecContext *t, const llvm::StringMap<int64_t> &intArgs);
+  std::optional<int64_t> evalInt(P::ExprContext *e,
+                                 const llvm::StringMap<int64_t> &intArgs);
+
+  // Layers.
+  Val applyLayer(Location l, const Val &ctor, ArrayRef<Val> inputs,
+                 antlr4::Token *at);
+  LayerFunc &instantiate(P::LayerDeclContext *decl, ArrayRef<int64_t> args,
+                         Type inputType, Location callLoc);
+  bool genLayerBody(LayerState &st);
+  bool genScatter(LayerState &st, P::ScatterStageContext *s);
+  std::optional<std::pair<Value, Value>>
+  genApplyEdge(LayerState &st, P::ApplyEdgeStageContext *s,
+               const std::string &scoreName, Location l);
+  Value genApplyVertex(LayerState &st, P::ApplyVertexStageContext *s,
+                       Value aggregate, Location l);
+  Value finishBody(Body &body, Location l, ArrayRef<Value> results);
+
+  // Statements and expressions.
+  std::optional<Val> genBlock(Frame &f, P::BlockContext *blk,
+                              bool allowReturn);
+  Val eval(Frame &f, P::ExprContext *e);
+  Val evalMember(Frame &f, P::MemberExprContext *e);
+  Val evalName(Frame &f, antlr4::Token *name);
+  Val evalCall(Frame &f, P::CallExprContext *e);
+  Val evalBuiltin(Frame &f, antlr4::Token *fn, ArrayRef<Val> args,
+                  ArrayRef<P::ExprContext *> argExprs);
+  Val evalBinary(Frame &f, Location l, char op, Val lhs, Val rhs);
+  Val lift(Frame &f, Location l, ArrayRef<Val> operands,
+           function_ref<Value(ArrayRef<Value>)> fn);
+  Value toTensor(Frame &f, Location l, const Val &v);
+  Value domainInput(LayerState &st, const std::string &name, Location l,
+                    bool edge);
+  Value scatterOf(LayerState &st, int end, const std::string &name, Location l);
+  std::optional<double> numberArg(const Val &v, Location l, StringRef what);
+  std::optional<int64_t> intArg(const Val &v, Location l, StringRef what);
+  void suggest(InFlightDiagnostic &d, StringRef name,
+               ArrayRef<std::string> candidates);
+  std::vector<std::string> visibleNames(Frame &f);
+
+  MLIRContext &ctx;
+  StringAttr filename;
+  OpBuilder b;
+  TensorBuilder tb;
+  ModuleOp module;
+  unsigned errors = 0;
+
+  bool graphSeen = false;
+  bool selfLoops = false;
+  std::vector<GraphInput> graphInputs;
+  llvm::StringMap<P::LayerDeclContext *> layers;
+  std::map<std::string, LayerFunc> layerFuncs;
+  llvm::StringMap<Location> modelNames;
+
+  // The model being generated.
+  Block *modelBlock = nullptr;
+  llvm::StringMap<Value> modelInputs;
+  llvm::StringMap<unsigned> instanceCount;
+  llvm::StringMap<llvm::StringMap<Value>> instances;
+};
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+std::string text(antlr4::tree::TerminalNode *n) { return n->getText(); }
+
+StringRef stageName(Stage s) {
+  switch (s) {
+  case Stage::Model:
+    return "the model";
+  case Stage::Scatter:
+    return "scatter";
+  case Stage::ApplyEdge:
+    return "apply_edge";
+  case Stage::ApplyVertex:
+    return "apply_vertex";
+  }
+  llvm_unreachable("unknown stage");
+}
+
+const char *const kBuiltins[] = {
+    "relu", "elu",     "sigmoid", "tanh", "exp",  "log",
+    "rsqrt", "abs",    "leaky_relu", "dropout", "sum", "mean",
+    "max",  "min",     "concat",  "reshape", "cross_entropy", "l2"};
+
+bool isBuiltin(StringRef name) {
+  return llvm::is_contained(kBuiltins, name);
+}
+
+//===----------------------------------------------------------------------===//
+// Top level
+//===----------------------------------------------------------------------===//
+
+OwningOpRef<ModuleOp> Generator::run(P::FileContext *file) {
+  OwningOpRef<ModuleOp> owned = ModuleOp::create(loc(file));
+  module = *owned;
+  // Graph and layers first, so the model may precede them in the file.
+  for (P::DeclContext *d : file->decl()) {
+    if (auto *g = d->graphDecl())
+      declareGraph(g);
+    else if (auto *l = d->layerDecl())
+      declareLayer(l);
+  }
+  for (P::DeclContext *d : file->decl())
+    if (auto *m = d->modelDecl())
+      genModel(m);
+  if (errors)
+    return nullptr;
+  if (failed(verify(*owned)))
+    return nullptr;
+  return owned;
+}
+
+void Generator::declareGraph(P::GraphDeclContext *g) {
+  if (graphSeen) {
+    error(loc(g)) << "the file declares a second graph; one graph block "
+                  << "declares all inputs";
+    return;
+  }
+  graphSeen = true;
+  for (auto *opt : g->ID()) {
+    if (text(opt) == "self_loops") {
+      selfLoops = true;
+      continue;
+    }
+    error(loc(opt)) << "unknown graph option '" << text(opt)
+                    << "'; the only option is 'self_loops'";
+  }
+  llvm::StringMap<Location> seen;
+  for (P::GraphInputContext *in : g->graphInput()) {
+    std::string name = text(in->ID());
+    Location l = loc(in->ID());
+    if (auto it = seen.find(name); it != seen.end()) {
+      auto d = error(l) << "graph input '" << name << "' is declared twice";
+      d.attachNote(it->second) << "first declared here";
+      continue;
+    }
+    seen.try_emplace(name, l);
+    bool edge = in->kind->getText() == "edge";
+    std::string elem = text(in->typeSpec()->ID());
+    auto shape = evalShape(in->typeSpec(), {});
+    if (!shape)
+      continue;
+    GraphInput gi{name, edge, Type(), l, std::nullopt, std::nullopt};
+    Type elemType;
+    if (elem == "f32") {
+      elemType = b.getF32Type();
+    } else if (elem == "class") {
+      if (shape->size() != 1) {
+        error(loc(in->typeSpec())) << "a class input names its number of "
+                                   << "classes: 'class[7]'";
+        continue;
+      }
+      gi.numClasses = (*shape)[0];
+      shape->clear();
+      elemType = b.getI32Type();
+    } else {
+      auto d = error(loc(in->typeSpec())) << "unknown element type '" << elem
+                                          << "'; graph inputs are 'f32' "
+                                          << "features or 'class[N]' labels";
+      continue;
+    }
+    if (in->number()) {
+      if (gi.numClasses) {
+        error(loc(in->number())) << "a class input has no default value";
+        continue;
+      }
+      gi.defaultValue = std::stod(in->number()->getText());
+    }
+    gi.type = edge ? Type(EdgeType::get(&ctx, *shape, elemType))
+                   : Type(VertexType::get(&ctx, *shape, elemType));
+    graphInputs.push_back(gi);
+  }
+}
+
+void Generator::declareLayer(P::LayerDeclContext *l) {
+  std::string name = text(l->ID());
+  if (auto it = layers.find(name); it != layers.end()) {
+    auto d = error(loc(l->ID())) << "layer '" << name << "' is defined twice";
+    d.attachNote(loc(it->second->ID())) << "first defined here";
+    return;
+  }
+  if (isBuiltin(name)) {
+    error(loc(l->ID())) << "layer name '" << name << "' is a built-in function";
+    return;
+  }
+  layers[name] = l;
+}
+
+std::optional<SmallVector<int64_t>>
+Generator::evalShape(P::TypeSpecContext *t,
+                     const llvm::StringMap<int64_t> &intArgs) {
+  SmallVector<int64_t> shape;
+  bool ok = true;
+  for (P::ExprContext *e : t->expr()) {
+    auto d = evalInt(e, intArgs);
+    if (!d) {
+      ok = false;
+      continue;
+    }
+    if (*d <= 0) {
+      error(loc(e)) << "dimension " << *d << " must be positive";
+      ok = false;
+      continue;
+    }
+    shape.push_back(*d);
+  }
+  if (!ok)
+    return std::nullopt;
+  return shape;
+}
+
+// A compile-time integer: literals, layer arguments, + - * / and parentheses.
+std::optional<int64_t>
+Generator::evalInt(P::ExprContext *e, const llvm::StringMap<int64_t> &intArgs) {
+  if (auto *n = dynamic_cast<P::NumberExprContext *>(e)) {
+    if (!n->number()->INT()) {
+      error(loc(e)) << "expected an integer, got '" << e->getText() << "'";
+      return std::nullopt;
+    }
+    std::string s = n->number()->getText();
+    if (s.size() > 12) {
+      error(loc(e)) << "integer " << s << " is too large";
+      return std::nullopt;
+    }
+    return std::stoll(s);
+  }
+  if (auto *n = dynamic_cast<P::NameExprContext *>(e)) {
+    auto it = intArgs.find(n->ID()->getText());
+    if (it != intArgs.end())
+      return it->second;
+    auto d = error(loc(e)) << "'" << n->ID()->getText()
+                           << "' is not a compile-time integer";
+    if (!intArgs.empty()) {
+      std::vector<std::string> names;
+      for (auto &kv : intArgs)
+        names.push_back(kv.getKey().str());
+      suggest(d, n->ID()->getText(), names);
+    }
+    return std::nullopt;
+  }
+  if (auto *p = dynamic_cast<P::ParenExprContext *>(e))
+    return evalInt(p->expr(), intArgs);
+  if (auto *n = dynamic_cast<P::NegExprContext *>(e)) {
+    auto v = evalInt(n->expr(), intArgs);
+    return v ? std::optional<int64_t>(-*v) : std::nullopt;
+  }
+  auto binary = [&](P::ExprContext *l, P::ExprContext *r,
+                    antlr4::Token *op) -> std::optional<int64_t> {
+    auto a = evalInt(l, intArgs), c = evalInt(r, intArgs);
+    if (!a || !c)
+      return std::nullopt;
+    switch (op->getText()[0]) {
+    case '+':
+      return *a + *c;
+    case '-':
+      return *a - *c;
+    case '*':
+      return *a * *c;
+    case '/':
+      if (*c == 0 || *a % *c != 0) {
+        error(loc(op)) << "'" << *a << " / " << *c
+                       << "' is not an exact integer division";
+        return std::nullopt;
+      }
+      return *a / *c;
+    default:
+      error(loc(op)) << "'@' is not allowed in a compile-time integer";
+      return std::nullopt;
+    }
+  };
+  if (auto *m = dynamic_cast<P::MulExprContext *>(e))
+    return binary(m->expr(0), m->expr(1), m->op);
+  if (auto *a = dynamic_cast<P::AddExprContext *>(e))
+    return binary(a->expr(0), a->expr(1), a->op);
+  error(loc(e)) << "expected a compile-time integer (a literal, a layer "
+                << "argument or arithmetic on them), got '" << e->getText()
+                << "'";
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// The model
+//===----------------------------------------------------------------------===//
+
+void Generator::genModel(P::ModelDeclContext *m) {
+  std::string name = text(m->ID());
+  if (auto it = modelNames.find(name); it != modelNames.end()) {
+    auto d = error(loc(m->ID())) << "model '" << name << "' is defined twice";
+    d.attachNote(it->second) << "first defined here";
+    return;
+  }
+  modelNames.try_emplace(name, loc(m->ID()));
+
+  SmallVector<Type> argTypes;
+  for (const GraphInput &gi : graphInputs)
+    argTypes.push_back(gi.type);
+  b.setInsertionPointToEnd(module.getBody());
+  auto model = ModelOp::create(b, loc(m), name, b.getFunctionType(argTypes, {}));
+  if (selfLoops)
+    model->setAttr("saga.self_loops", b.getUnitAttr());
+  modelBlock = new Block();
+  model.getBody().push_back(modelBlock);
+  modelInputs.clear();
+  instanceCount.clear();
+  instances.clear();
+  for (auto [i, gi] : llvm::enumerate(graphInputs)) {
+    Value arg = modelBlock->addArgument(gi.type, gi.loc);
+    modelInputs[gi.name] = arg;
+    SmallVector<NamedAttribute> attrs{
+        b.getNamedAttr("saga.name", b.getStringAttr(gi.name))};
+    if (gi.defaultValue)
+      attrs.push_back(b.getNamedAttr("saga.default",
+                                     b.getF64FloatAttr(*gi.defaultValue)));
+    if (gi.numClasses)
+      attrs.push_back(b.getNamedAttr("saga.num_classes",
+                                     b.getI64IntegerAttr(*gi.numClasses)));
+    model.setArgAttrs(i, b.getDictionaryAttr(attrs));
+  }
+
+  Frame f{Stage::Model, "", "", {}, nullptr, nullptr};
+  for (auto &[n, v] : modelInputs)
+    f.locals[n] = Val::of(v);
+  b.setInsertionPointToEnd(modelBlock);
+  genBlock(f, m->block(), /*allowReturn=*/false);
+
+  SmallVector<Value> results;
+  auto out = f.locals.find("out");
+  if (out == f.locals.end()) {
+    error(loc(m->ID())) << "model '" << name << "' never assigns 'out', its "
+                        << "prediction: add 'out = ...;'";
+  } else if (out->second.ok()) {
+    if (out->second.kind != Kind::Domain ||
+        cast<DomainType>(out->second.value.getType()).isEdgeDomain())
+      error(loc(m->ID())) << "'out' must be a vertex value (one prediction "
+                          << "per vertex)";
+    else
+      results.push_back(out->second.value);
+  }
+  if (auto loss = f.locals.find("loss"); loss != f.locals.end() &&
+                                         loss->second.ok()) {
+    auto type = dyn_cast<RankedTensorType>(loss->second.value
+                                               ? loss->second.value.getType()
+                                               : Type());
+    if (loss->second.kind != Kind::Tensor || !type || type.getRank() != 0)
+      error(loc(m->ID())) << "'loss' must be a scalar (a loss such as "
+                          << "cross_entropy(out, label))";
+    else
+      results.push_back(loss->second.value);
+  }
+  ReturnOp::create(b, loc(m->block()->getStop()), results);
+  model.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+}
+
+std::optional<Val> Generator::genBlock(Frame &f, P::BlockContext *blk,
+                                       bool allowReturn) {
+  std::optional<Val> ret;
+  for (P::StmtContext *s : blk->stmt()) {
+    if (auto *a = dynamic_cast<P::AssignStmtContext *>(s)) {
+      std::string name = text(a->ID());
+      Location l = loc(a->ID());
+      if (f.layer && f.layer->params.count(name)) {
+        error(l) << "cannot assign to parameter '" << name << "'";
+        continue;
+      }
+      if (name == f.elem || (!f.agg.empty() && name == f.agg)) {
+        error(l) << "cannot assign to '" << name << "', the "
+                 << (name == f.elem ? "element" : "aggregate")
+                 << " this stage receives";
+        continue;
+      }
+      if (f.stage == Stage::Model && modelInputs.count(name)) {
+        error(l) << "cannot assign to graph input '" << name << "'";
+        continue;
+      }
+      Val v = eval(f, a->expr());
+      if (v.ok() && (v.kind == Kind::LayerCtor || v.kind == Kind::List)) {
+        error(loc(a->expr())) << "'" << name << "' must hold a value; "
+                              << (v.kind == Kind::List
+                                      ? "a list is only a reshape argument"
+                                      : "apply the layer to an input: "
+                                        "'Layer(args)(h)'");
+        v = Val::error();
+      }
+      f.locals[name] = v;
+      continue;
+    }
+    auto *r = cast<P::ReturnStmtContext>(s);
+    if (!allowReturn) {
+      error(loc(r)) << (f.stage == Stage::Model
+                            ? "a model has no return; assign its outputs to "
+                              "'out' and 'loss'"
+                            : "scatter has no return; it defines the values "
+                              "edges read by assignment ('h = ...;')");
+      continue;
+    }
+    if (ret) {
+      error(loc(r)) << stageName(f.stage) << " returns twice";
+      continue;
+    }
+    ret = eval(f, r->expr());
+  }
+  return ret;
+}
+
+//===----------------------------------------------------------------------===//
+// Layers
+//===----------------------------------------------------------------------===//
+
+Val Generator::applyLayer(Location l, const Val &ctor, ArrayRef<Val> inputs,
+                          antlr4::Token *at) {
+  std::string name = text(ctor.layer->ID());
+  if (inputs.size() != 1) {
+    error(l) << "layer '" << name << "' takes one input (its 'h'), got "
+             << inputs.size();
+    return Val::error();
+  }
+  if (!inputs[0].ok())
+    return Val::error();
+  if (inputs[0].kind != Kind::Domain ||
+      cast<DomainType>(inputs[0].value.getType()).isEdgeDomain()) {
+    error(l) << "layer '" << name << "' takes a vertex value as input";
+    return Val::error();
+  }
+  Value h = inputs[0].value;
+  auto hType = cast<VertexType>(h.getType());
+  if (!isa<FloatType>(hType.getElementType())) {
+    error(l) << "layer '" << name << "' needs f32 features, got " << hType;
+    return Val::error();
+  }
+  LayerFunc &lf = instantiate(ctor.layer, ctor.args, hType, l);
+  if (lf.failed)
+    return Val::error();
+
+  // Parameters of this instance, declared in the model.
+  unsigned index = instanceCount[name]++;
+  std::string instance = name + "#" + std::to_string(index);
+  auto &params = instances[instance];
+  SmallVector<Value> operands{h};
+  for (const std::string &g : lf.graphInputs)
+    operands.push_back(modelInputs.lookup(g));
+  P::LayerDeclContext *decl = ctor.layer;
+  llvm::StringMap<int64_t> intArgs;
+  for (auto [i, a] : llvm::enumerate(decl->layerArg()))
+    intArgs[a->ID(0)->getText()] = ctor.args[i];
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(modelBlock);
+  unsigned p = 0;
+  for (auto *item : decl->layerItem()) {
+    auto *pd = item->paramDecl();
+    if (!pd)
+      continue;
+    Type type = lf.func.getArgumentTypes()[1 + lf.graphInputs.size() + p++];
+    Init init = Init::glorot;
+    std::optional<double> value;
+    if (!pd->init()) {
+      init = cast<RankedTensorType>(type).getRank() >= 2 ? Init::glorot
+                                                         : Init::zeros;
+    } else if (pd->init()->number()) {
+      init = Init::constant;
+      value = std::stod(pd->init()->number()->getText());
+      if (pd->init()->getStart()->getText() == "-")
+        value = -*value;
+    } else {
+      init = *symbolizeInit(pd->init()->ID()->getText());
+    }
+    auto param = ParamOp::create(
+        b, loc(pd->ID()), type, b.getStringAttr(instance + "." + text(pd->ID())),
+        init, value ? b.getF64FloatAttr(*value) : FloatAttr());
+    params[text(pd->ID())] = param;
+    operands.push_back(param);
+  }
+  auto call = func::CallOp::create(b, loc(at), lf.func, operands);
+  return Val::of(call.getResult(0));
+}
+
+LayerFunc &Generator::instantiate(P::LayerDeclContext *decl,
+                                  ArrayRef<int64_t> args, Type inputType,
+                                  Location callLoc) {
+  std::string name = text(decl->ID());
+  std::string key = name;
+  llvm::raw_string_ostream os(key);
+  for (int64_t a : args)
+    os << "_" << a;
+  std::string funcName = key;
+  os << ":" << inputType;
+  auto [it, inserted] = layerFuncs.try_emplace(key);
+  LayerFunc &lf = it->second;
+  if (!inserted)
+    return lf;
+
+  LayerState st;
+  st.decl = decl;
+  for (auto [i, a] : llvm::enumerate(decl->layerArg()))
+    st.intArgs[a->ID(0)->getText()] = args[i];
+
+  // Parameter shapes come from the layer arguments.
+  SmallVector<Type> paramTypes;
+  std::vector<std::string> paramNames;
+  for (auto *item : decl->layerItem()) {
+    auto *pd = item->paramDecl();
+    if (!pd)
+      continue;
+    auto shape = evalShape(pd->typeSpec(), st.intArgs);
+    if (!shape) {
+      lf.failed = true;
+      continue;
+    }
+    paramTypes.push_back(RankedTensorType::get(*shape, b.getF32Type()));
+    paramNames.push_back(text(pd->ID()));
+    if (pd->init() && pd->init()->ID()) {
+      std::string init = pd->init()->ID()->getText();
+      auto kind = symbolizeInit(init);
+      if (!kind || *kind == Init::constant) {
+        auto d = error(loc(pd->init())) << "unknown initialiser '" << init
+                                        << "'; use glorot, zeros, ones or a "
+                                        << "number";
+        suggest(d, init, {"glorot", "zeros", "ones"});
+        lf.failed = true;
+      } else if (*kind == Init::glorot && shape->size() < 2) {
+        error(loc(pd->init())) << "glorot needs a parameter of rank >= 2 "
+                               << "(fan-in and fan-out); '" << text(pd->ID())
+                               << "' has shape " << formatShape(*shape);
+        lf.failed = true;
+      }
+    }
+  }
+  if (lf.failed)
+    return lf;
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(module.getBody());
+  st.func = func::FuncOp::create(b, loc(decl->ID()), funcName,
+                                 b.getFunctionType({}, {}));
+  SymbolTable(module).insert(st.func); // renames on a clash
+  st.entry = st.func.addEntryBlock();
+  st.h = st.entry->addArgument(inputType, callLoc);
+  // Graph inputs used by the body are inserted after `h` as they are met;
+  // parameters follow them.
+  for (auto [i, t] : llvm::enumerate(paramTypes))
+    st.params[paramNames[i]] = st.entry->addArgument(t, loc(decl->ID()));
+
+  bool ok = genLayerBody(st);
+  lf.func = st.func;
+  lf.graphInputs = st.graphInputsUsed;
+  lf.params = paramNames;
+  if (!ok) {
+    lf.failed = true;
+    st.func.erase();
+    lf.func = nullptr;
+    return lf;
+  }
+  st.func.setType(b.getFunctionType(st.entry->getArgumentTypes(),
+                                    st.entry->getTerminator()->getOperandTypes()));
+  return lf;
+}
+
+bool Generator::genLayerBody(LayerState &st) {
+  P::ScatterStageContext *scatter = nullptr;
+  P::ApplyEdgeStageContext *applyEdge = nullptr;
+  P::GatherStageContext *gather = nullptr;
+  P::ApplyVertexStageContext *applyVertex = nullptr;
+  llvm::StringMap<Location> paramSeen;
+  unsigned before = errors;
+  auto once = [&](auto *&slot, auto *stage, StringRef what) {
+    if (slot) {
+      auto d = error(loc(stage)) << "layer '" << text(st.decl->ID())
+                                 << "' has a second " << what << " stage";
+      d.attachNote(loc(slot)) << "first " << what << " here";
+      return;
+    }
+    slot = stage;
+  };
+  for (auto *item : st.decl->layerItem()) {
+    if (auto *pd = item->paramDecl()) {
+      std::string n = text(pd->ID());
+      if (auto it = paramSeen.find(n); it != paramSeen.end()) {
+        auto d = error(loc(pd->ID())) << "parameter '" << n
+                                      << "' is declared twice";
+        d.attachNote(it->second) << "first declared here";
+      }
+      paramSeen.try_emplace(n, loc(pd->ID()));
+    } else if (auto *s = item->scatterStage()) {
+      once(scatter, s, "scatter");
+    } else if (auto *s = item->applyEdgeStage()) {
+      once(applyEdge, s, "apply_edge");
+    } else if (auto *s = item->gatherStage()) {
+      once(gather, s, "gather");
+    } else if (auto *s = item->applyVertexStage()) {
+      once(applyVertex, s, "apply_vertex");
+    }
+  }
+  if (errors != before)
+    return false;
+
+  b.setInsertionPointToEnd(st.entry);
+  st.scattered["h"] = st.h;
+  if (scatter && !genScatter(st, scatter))
+    return false;
+
+  // gather(kind) or gather(softmax_sum(score)).
+  GatherKind kind = GatherKind::sum;
+  std::string scoreName;
+  Location gatherLoc = loc(st.decl->ID());
+  if (gather) {
+    gatherLoc = loc(gather);
+    auto ids = gather->ID();
+    std::string k = text(ids[0]);
+    auto parsed = symbolizeGatherKind(k);
+    if (!parsed) {
+      auto d = error(loc(ids[0])) << "unknown gather reduction '" << k
+                                  << "'; use sum, mean, max, min or "
+                                  << "softmax_sum(score)";
+      suggest(d, k, {"sum", "mean", "max", "min", "softmax_sum"});
+      return false;
+    }
+    kind = *parsed;
+    if (kind == GatherKind::softmax_sum && ids.size() < 2) {
+      error(loc(ids[0])) << "softmax_sum weights each edge by a score: "
+                         << "'gather(softmax_sum(score))' with 'score' "
+                         << "defined in apply_edge";
+      return false;
+    }
+    if (kind != GatherKind::softmax_sum && ids.size() > 1) {
+      error(loc(ids[1])) << "only softmax_sum takes a score; '" << k
+                         << "' reduces the edge values alone";
+      return false;
+    }
+    if (ids.size() > 1)
+      scoreName = text(ids[1]);
+  }
+
+  Location edgeLoc = applyEdge ? loc(applyEdge) : loc(st.decl->ID());
+  auto message = genApplyEdge(st, applyEdge, scoreName, edgeLoc);
+  if (!message)
+    return false;
+  auto [value, score] = *message;
+  auto valueType = cast<EdgeType>(value.getType());
+  if (score) {
+    auto scoreType = cast<EdgeType>(score.getType());
+    ArrayRef<int64_t> s = scoreType.getShape(), v = valueType.getShape();
+    if (s.size() > v.size() || s != v.take_front(s.size())) {
+      error(gatherLoc) << "softmax_sum needs one score per head: the shape of "
+                       << "'" << scoreName << "' " << formatShape(s)
+                       << " must be a prefix of the message shape "
+                       << formatShape(v);
+      return false;
+    }
+  }
+  if (!isa<FloatType>(valueType.getElementType())) {
+    error(edgeLoc) << "gather needs f32 messages, got " << valueType;
+    return false;
+  }
+  auto aggType = VertexType::get(&ctx, valueType.getShape(),
+                                 valueType.getElementType());
+  Value aggregate =
+      GatherOp::create(b, gatherLoc, aggType, kind, value, score);
+
+  Location vertexLoc = applyVertex ? loc(applyVertex) : loc(st.decl->ID());
+  Value out = genApplyVertex(st, applyVertex, aggregate, vertexLoc);
+  if (!out)
+    return false;
+  func::ReturnOp::create(b, vertexLoc, out);
+  return true;
+}
+
+bool Generator::genScatter(LayerState &st, P::ScatterStageContext *s) {
+  Body body(/*edge=*/false);
+  Frame f{Stage::Scatter, text(s->ID()), "", {}, &st, &body};
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(body.block);
+  unsigned before = errors;
+  genBlock(f, s->block(), /*allowReturn=*/false);
+  if (errors != before)
+    return false;
+  // Every value the scatter assigns becomes visible on edges.
+  std::vector<std::string> names;
+  SmallVector<Value> results;
+  for (P::StmtContext *stmt : s->block()->stmt()) {
+    std::string n = cast<P::AssignStmtContext>(stmt)->ID()->getText();
+    if (llvm::is_contained(names, n))
+      continue;
+    Val v = f.locals.lookup(n);
+    Value t = toTensor(f, loc(stmt), v);
+    if (!t)
+      return false;
+    names.push_back(n);
+    results.push_back(t);
+  }
+  if (results.empty()) {
+    error(loc(s)) << "scatter assigns no values; remove it or define what "
+                  << "edges read ('h = ...;')";
+    return false;
+  }
+  b.setInsertionPointToEnd(st.entry);
+  Value first = finishBody(body, loc(s), results);
+  Operation *apply = first.getDefiningOp();
+  for (auto [i, n] : llvm::enumerate(names))
+    st.scattered[n] = apply->getResult(i);
+  return true;
+}
+
+std::optional<std::pair<Value, Value>>
+Generator::genApplyEdge(LayerState &st, P::ApplyEdgeStageContext *s,
+                        const std::string &scoreName, Location l) {
+  if (!s) {
+    // The default message is the source's `h`.
+    if (!scoreName.empty()) {
+      error(l) << "softmax_sum reads the score '" << scoreName
+               << "' from apply_edge, but the layer has none";
+      return std::nullopt;
+    }
+    return std::make_pair(scatterOf(st, 0, "h", l), Value());
+  }
+  Body body(/*edge=*/true);
+  Frame f{Stage::ApplyEdge, text(s->ID()), "", {}, &st, &body};
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(body.block);
+  unsigned before = errors;
+  std::optional<Val> ret = genBlock(f, s->block(), /*allowReturn=*/true);
+  if (errors != before)
+    return std::nullopt;
+  if (!ret) {
+    error(l) << "apply_edge must return the message each edge sends: add "
+             << "'return ...;'";
+    return std::nullopt;
+  }
+  SmallVector<Value> results;
+  Value message = toTensor(f, l, *ret);
+  if (!message)
+    return std::nullopt;
+  results.push_back(message);
+  if (!scoreName.empty()) {
+    auto it = f.locals.find(scoreName);
+    if (it == f.locals.end()) {
+      error(l) << "softmax_sum reads the score '" << scoreName
+               << "', which apply_edge does not assign";
+      return std::nullopt;
+    }
+    Value score = toTensor(f, l, it->second);
+    if (!score)
+      return std::nullopt;
+    results.push_back(score);
+  }
+  b.setInsertionPointToEnd(st.entry);
+  Value first = finishBody(body, l, results);
+  Operation *apply = first.getDefiningOp();
+  return std::make_pair(apply->getResult(0),
+                        results.size() > 1 ? apply->getResult(1) : Value());
+}
+
+Value Generator::genApplyVertex(LayerState &st, P::ApplyVertexStageContext *s,
+                                Value aggregate, Location l) {
+  if (!s)
+    return aggregate;
+  auto ids = s->ID();
+  Body body(/*edge=*/false);
+  Frame f{Stage::ApplyVertex, text(ids[0]), text(ids[1]), {}, &st, &body};
+  if (f.elem == f.agg) {
+    error(loc(ids[1])) << "apply_vertex names its vertex and its aggregate "
+                       << "differently: 'apply_vertex(v, a)'";
+    return {};
+  }
+  f.locals[f.agg] = Val::of(aggregate);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(body.block);
+  unsigned before = errors;
+  std::optional<Val> ret = genBlock(f, s->block(), /*allowReturn=*/true);
+  if (errors != before)
+    return {};
+  if (!ret) {
+    error(l) << "apply_vertex must return the layer's output: add "
+             << "'return ...;'";
+    return {};
+  }
+  Value out = toTensor(f, l, *ret);
+  if (!out)
+    return {};
+  b.setInsertionPointToEnd(st.entry);
+  return finishBody(body, l, {out});
+}
+
+// Closes a body with a yield and wraps it in apply_edge/apply_vertex at the
+// builder's insertion point; returns the first result.
+Value Generator::finishBody(Body &body, Location l, ArrayRef<Value> results) {
+  OpBuilder inner(&ctx);
+  inner.setInsertionPointToEnd(body.block);
+  YieldOp::create(inner, l, results);
+  SmallVector<Type> types;
+  for (Value r : results) {
+    auto t = cast<RankedTensorType>(r.getType());
+    types.push_back(body.edge
+                        ? Type(EdgeType::get(&ctx, t.getShape(), t.getElementType()))
+                        : Type(VertexType::get(&ctx, t.getShape(),
+                                               t.getElementType())));
+  }
+  Operation *op;
+  if (body.edge)
+    op = ApplyEdgeOp::create(b, l, types, body.inputs);
+  else
+    op = ApplyVertexOp::create(b, l, types, body.inputs);
+  op->getRegion(0).push_back(body.block);
+  return op->getResult(0);
+}
+
+Value Generator::domainInput(LayerState &st, const std::string &name,
+                             Location l, bool edge) {
+  if (Value v = st.graphArgs.lookup(name))
+    return v;
+  auto it = llvm::find_if(graphInputs,
+                          [&](const GraphInput &g) { return g.name == name; });
+  if (it == graphInputs.end() || it->edge != edge)
+    return {};
+  // Graph inputs follow `h` in the order they are first used.
+  unsigned index = 1 + st.graphInputsUsed.size();
+  Value arg = st.entry->insertArgument(index, it->type, l);
+  st.graphInputsUsed.push_back(name);
+  st.graphArgs[name] = arg;
+  return arg;
+}
+
+Value Generator::scatterOf(LayerState &st, int end, const std::string &name,
+                           Location l) {
+  auto key = std::make_pair(end, name);
+  if (Value v = st.scatters[key])
+    return v;
+  Value vertex = st.scattered.lookup(name);
+  auto vt = cast<VertexType>(vertex.getType());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(st.entry);
+  Value e = ScatterOp::create(
+      b, l, EdgeType::get(&ctx, vt.getShape(), vt.getElementType()),
+      end == 0 ? EdgeEnd::src : EdgeEnd::dst, vertex);
+  st.scatters[key] = e;
+  return e;
+}
+
+//===----------------------------------------------------------------------===//
+// Expressions
+//===----------------------------------------------------------------------===//
+
+Val Generator::eval(Frame &f, P::ExprContext *e) {
+  if (auto *n = dynamic_cast<P::NumberExprContext *>(e)) {
+    std::string s = n->getText();
+    double v = std::strtod(s.c_str(), nullptr);
+    if (!std::isfinite(v)) {
+      error(loc(e)) << "number '" << s << "' is out of range for f32";
+      return Val::error();
+    }
+    return Val::num(v, n->number()->INT() != nullptr);
+  }
+  if (auto *n = dynamic_cast<P::NameExprContext *>(e))
+    return evalName(f, n->ID()->getSymbol());
+  if (auto *p = dynamic_cast<P::ParenExprContext *>(e))
+    return eval(f, p->expr());
+  if (auto *m = dynamic_cast<P::MemberExprContext *>(e))
+    return evalMember(f, m);
+  if (auto *c = dynamic_cast<P::CallExprContext *>(e))
+    return evalCall(f, c);
+  if (auto *n = dynamic_cast<P::NegExprContext *>(e)) {
+    Val v = eval(f, n->expr());
+    if (v.kind == Kind::Number)
+      return Val::num(-v.number, v.integral);
+    return lift(f, loc(e), {v}, [&](ArrayRef<Value> xs) {
+      return tb.unary(loc(e), "neg", xs[0]);
+    });
+  }
+  if (auto *m = dynamic_cast<P::MulExprContext *>(e))
+    return evalBinary(f, loc(m->op), m->op->getText()[0], eval(f, m->expr(0)),
+                      eval(f, m->expr(1)));
+  if (auto *a = dynamic_cast<P::AddExprContext *>(e))
+    return evalBinary(f, loc(a->op), a->op->getText()[0], eval(f, a->expr(0)),
+                      eval(f, a->expr(1)));
+  if (auto *l = dynamic_cast<P::ListExprContext *>(e)) {
+    Val r;
+    r.kind = Kind::List;
+    for (P::ExprContext *x : l->expr()) {
+      r.list.push_back(eval(f, x));
+      if (!r.list.back().ok())
+        return Val::error();
+    }
+    return r;
+  }
+  auto *i = cast<P::InstanceExprContext>(e);
+  error(loc(e)) << "'" << i->getText() << "' names a layer instance; use one "
+                << "of its parameters: '" << i->getText() << ".W'";
+  return Val::error();
+}
+
+std::vector<std::string> Generator::visibleNames(Frame &f) {
+  std::vector<std::string> names;
+  for (auto &kv : f.locals)
+    names.push_back(kv.getKey().str());
+  if (f.layer) {
+    for (auto &kv : f.layer->params)
+      names.push_back(kv.getKey().str());
+    for (auto &kv : f.layer->intArgs)
+      names.push_back(kv.getKey().str());
+  }
+  for (const char *bi : kBuiltins)
+    names.push_back(bi);
+  return names;
+}
+
+Val Generator::evalName(Frame &f, antlr4::Token *tok) {
+  std::string name = tok->getText();
+  Location l = loc(tok);
+  if (auto it = f.locals.find(name); it != f.locals.end())
+    return it->second;
+  if (f.layer) {
+    if (Value p = f.layer->params.lookup(name))
+      return Val::of(p);
+    if (auto it = f.layer->intArgs.find(name); it != f.layer->intArgs.end())
+      return Val::num(it->second, /*integral=*/true);
+  }
+  if (f.stage == Stage::Model) {
+    if (auto it = layers.find(name); it != layers.end()) {
+      error(l) << "layer '" << name << "' needs its arguments before its "
+               << "input: '" << name << "(...)(h)'";
+      return Val::error();
+    }
+  }
+  if (isBuiltin(name)) {
+    error(l) << "'" << name << "' is a function; call it: '" << name
+             << "(...)'";
+    return Val::error();
+  }
+  if (name == f.elem) {
+    error(l) << "'" << name << "' is the " << stageName(f.stage)
+             << " element, not a value; read one of its fields ('" << name
+             << (f.stage == Stage::ApplyEdge ? ".src.h'" : ".h'") << ")";
+    return Val::error();
+  }
+  auto d = error(l) << "unknown name '" << name << "'";
+  // Stage-aware hints: the names a user most often means.
+  if (f.stage == Stage::ApplyEdge && f.layer && f.layer->scattered.count(name)) {
+    d.attachNote(l) << "did you mean '" << f.elem << ".src." << name
+                    << "' or '" << f.elem << ".dst." << name << "'?";
+    return Val::error();
+  }
+  if ((f.stage == Stage::ApplyVertex || f.stage == Stage::Scatter) &&
+      (name == "h" || name == "deg" || name == "id")) {
+    d.attachNote(l) << "did you mean '" << f.elem << "." << name << "'?";
+    return Val::error();
+  }
+  suggest(d, name, visibleNames(f));
+  return Val::error();
+}
+
+void Generator::suggest(InFlightDiagnostic &d, StringRef name,
+                        ArrayRef<std::string> candidates) {
+  std::string best;
+  unsigned bestDist = std::max<unsigned>(2, name.size() / 3) + 1;
+  for (const std::string &c : candidates) {
+    unsigned dist = name.edit_distance(c, true, bestDist);
+    if (dist < bestDist) {
+      bestDist = dist;
+      best = c;
+    }
+  }
+  if (!best.empty())
+    d.attachNote() << "did you mean '" << best << "'?";
+}
+
+// `v.h`, `v.deg`, `e.src.h`, `e.w`, `GCNConv#0.W`.
+Val Generator::evalMember(Frame &f, P::MemberExprContext *e) {
+  std::string field = e->ID()->getText();
+  Location l = loc(e->ID());
+  // Layer instance parameters, in the model.
+  if (auto *inst = dynamic_cast<P::InstanceExprContext *>(e->expr())) {
+    std::string layer = inst->ID()->getText();
+    std::string name = layer + "#" + inst->INT()->getText();
+    if (f.stage != Stage::Model) {
+      error(loc(inst)) << "layer instances are named only in the model";
+      return Val::error();
+    }
+    auto it = instances.find(name);
+    if (it == instances.end()) {
+      auto d = error(loc(inst)) << "no layer instance '" << name << "'";
+      unsigned n = instanceCount.lookup(layer);
+      if (n)
+        d.attachNote() << "the model has instantiated '" << layer << "' " << n
+                       << " time" << (n > 1 ? "s" : "") << " so far (#0 to #"
+                       << n - 1 << "), counting in order of appearance";
+      else if (!layers.count(layer))
+        d.attachNote() << "there is no layer '" << layer << "'";
+      return Val::error();
+    }
+    if (Value p = it->second.lookup(field))
+      return Val::of(p);
+    auto d = error(l) << "layer instance '" << name << "' has no parameter '"
+                      << field << "'";
+    std::vector<std::string> names;
+    for (auto &kv : it->second)
+      names.push_back(kv.getKey().str());
+    suggest(d, field, names);
+    return Val::error();
+  }
+
+  // Flatten `a.b.c` into a path of names.
+  std::vector<antlr4::Token *> path{e->ID()->getSymbol()};
+  P::ExprContext *base = e->expr();
+  while (auto *m = dynamic_cast<P::MemberExprContext *>(base)) {
+    path.insert(path.begin(), m->ID()->getSymbol());
+    base = m->expr();
+  }
+  auto *root = dynamic_cast<P::NameExprContext *>(base);
+  std::string rootName = root ? root->ID()->getText() : "";
+  if (!root || f.stage == Stage::Model || rootName != f.elem) {
+    if (root && (f.locals.count(rootName) ||
+                 (f.layer && f.layer->params.count(rootName)))) {
+      error(l) << "'" << rootName << "' is a value and has no fields";
+      return Val::error();
+    }
+    if (root && f.stage != Stage::Model && !f.elem.empty()) {
+      auto d = error(loc(root)) << "unknown name '" << rootName << "'";
+      d.attachNote() << "the " << stageName(f.stage) << " element is '"
+                     << f.elem << "'";
+      return Val::error();
+    }
+    error(loc(e)) << "fields ('x.y') are read from the element of a stage: "
+                  << "'v.h', 'e.src.h'";
+    return Val::error();
+  }
+  LayerState &st = *f.layer;
+  if (f.stage == Stage::ApplyEdge) {
+    std::string first = path[0]->getText();
+    if (first == "src" || first == "dst") {
+      if (path.size() != 2) {
+        error(loc(path[0])) << "'" << f.elem << "." << first
+                            << "' names a vertex; read one of its values: '"
+                            << f.elem << "." << first << ".h'";
+        return Val::error();
+      }
+      std::string name = path[1]->getText();
+      if (!st.scattered.count(name)) {
+        auto d = error(loc(path[1])) << "'" << name << "' is not scattered "
+                                     << "to edges";
+        if (name == "deg" || name == "id" ||
+            llvm::any_of(graphInputs,
+                         [&](const GraphInput &g) { return g.name == name; }))
+          d.attachNote() << "make it visible in scatter: 'scatter(v) { "
+                         << name << " = v." << name << "; }'";
+        else {
+          std::vector<std::string> names;
+          for (auto &kv : st.scattered)
+            names.push_back(kv.getKey().str());
+          suggest(d, name, names);
+        }
+        return Val::error();
+      }
+      return Val::of(f.body->arg(scatterOf(st, first == "src" ? 0 : 1, name,
+                                            loc(path[1]))));
+    }
+    if (path.size() != 1) {
+      error(loc(path[1])) << "edge input '" << first << "' has no fields";
+      return Val::error();
+    }
+    if (Value w = domainInput(st, first, l, /*edge=*/true))
+      return Val::of(f.body->arg(w));
+    auto d = error(l) << "edge has no value '" << first << "'";
+    d.attachNote() << "an edge reads '" << f.elem << ".src.<name>', '"
+                   << f.elem << ".dst.<name>' or an edge input declared in "
+                   << "the graph";
+    return Val::error();
+  }
+
+  // Scatter and apply_vertex: `v.h`, `v.deg`, `v.id`, scattered values
+  // (apply_vertex) and vertex graph inputs.
+  if (path.size() != 1) {
+    error(loc(path[1])) << "'" << f.elem << "." << path[0]->getText()
+                        << "' has no fields";
+    return Val::error();
+  }
+  std::string name = path[0]->getText();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToEnd(st.entry);
+  if (name == "deg") {
+    if (!st.degree)
+      st.degree = DegreeOp::create(
+          b, l, VertexType::get(&ctx, {}, b.getF32Type()));
+    return Val::of(f.body->arg(st.degree));
+  }
+  if (name == "id") {
+    if (!st.vertexId)
+      st.vertexId = VertexIdOp::create(
+          b, l, VertexType::get(&ctx, {}, b.getI32Type()));
+    return Val::of(f.body->arg(st.vertexId));
+  }
+  if (f.stage == Stage::ApplyVertex || name == "h")
+    if (Value v = st.scattered.lookup(name))
+      return Val::of(f.body->arg(name == "h" ? st.h : v));
+  if (Value v = domainInput(st, name, l, /*edge=*/false))
+    return Val::of(f.body->arg(v));
+  auto d = error(l) << "vertex has no value '" << name << "'";
+  std::vector<std::string> names{"h", "deg", "id"};
+  for (const GraphInput &g : graphInputs)
+    if (!g.edge)
+      names.push_back(g.name);
+  suggest(d, name, names);
+  return Val::error();
+}
+
+Val Generator::evalCall(Frame &f, P::CallExprContext *e) {
+  auto argExprs = e->expr();
+  P::ExprContext *calleeExpr = argExprs[0];
+  argExprs.erase(argExprs.begin());
+  std::vector<Val> args;
+  bool argsOk = true;
+  for (P::ExprContext *a : argExprs) {
+    args.push_back(eval(f, a));
+    argsOk &= args.back().ok();
+  }
+
+  // Applying a constructed layer: `GCNConv(16, 7)(h)`.
+  if (dynamic_cast<P::CallExprContext *>(calleeExpr)) {
+    Val ctor = eval(f, calleeExpr);
+    if (!ctor.ok() || !argsOk)
+      return Val::error();
+    if (ctor.kind != Kind::LayerCtor) {
+      error(loc(e)) << "only a layer can be applied to an input";
+      return Val::error();
+    }
+    return applyLayer(loc(calleeExpr), ctor, args, calleeExpr->getStart());
+  }
+  auto *callee = dynamic_cast<P::NameExprContext *>(calleeExpr);
+  if (!callee) {
+    error(loc(calleeExpr)) << "this expression cannot be called";
+    return Val::error();
+  }
+  antlr4::Token *fn = callee->ID()->getSymbol();
+  std::string name = fn->getText();
+  if (auto it = layers.find(name); it != layers.end()) {
+    if (f.stage != Stage::Model) {
+      error(loc(fn)) << "layers are composed in the model, not inside "
+                     << stageName(f.stage);
+      return Val::error();
+    }
+    auto decl = it->second;
+    auto params = decl->layerArg();
+    if (args.size() != params.size()) {
+      auto d = error(loc(fn)) << "layer '" << name << "' takes "
+                              << params.size() << " argument"
+                              << (params.size() == 1 ? "" : "s") << ", got "
+                              << args.size();
+      d.attachNote(loc(decl->ID())) << "'" << name << "' is defined here";
+      return Val::error();
+    }
+    Val ctor;
+    ctor.kind = Kind::LayerCtor;
+    ctor.layer = decl;
+    for (auto [i, a] : llvm::enumerate(args)) {
+      if (!a.ok())
+        return Val::error();
+      auto v = intArg(a, loc(argExprs[i]),
+                      "layer argument '" + params[i]->ID(0)->getText() + "'");
+      if (!v)
+        return Val::error();
+      if (*v <= 0) {
+        error(loc(argExprs[i])) << "layer argument '"
+                                << params[i]->ID(0)->getText()
+                                << "' must be positive, got " << *v;
+        return Val::error();
+      }
+      ctor.args.push_back(*v);
+    }
+    return ctor;
+  }
+  if (!isBuiltin(name)) {
+    auto d = error(loc(fn)) << "unknown function '" << name << "'";
+    std::vector<std::string> names(std::begin(kBuiltins), std::end(kBuiltins));
+    for (auto &kv : layers)
+      names.push_back(kv.getKey().str());
+    suggest(d, name, names);
+    return Val::error();
+  }
+  if (!argsOk)
+    return Val::error();
+  return evalBuiltin(f, fn, args, argExprs);
+}
+
+std::optional<double> Generator::numberArg(const Val &v, Location l,
+                                           StringRef what) {
+  if (v.kind == Kind::Number)
+    return v.number;
+  error(l) << what << " must be a number known at compile time";
+  return std::nullopt;
+}
+
+std::optional<int64_t> Generator::intArg(const Val &v, Location l,
+                                         StringRef what) {
+  if (v.kind == Kind::Number && v.integral)
+    return static_cast<int64_t>(v.number);
+  error(l) << what << " must be an integer known at compile time";
+  return std::nullopt;
+}
+
+Val Generator::evalBuiltin(Frame &f, antlr4::Token *fn, ArrayRef<Val> args,
+                           ArrayRef<P::ExprContext *> argExprs) {
+  std::string name = fn->getText();
+  Location l = loc(fn);
+  auto arity = [&](size_t lo, size_t hi, StringRef usage) {
+    if (args.size() >= lo && args.size() <= hi)
+      return true;
+    error(l) << "'" << name << "' takes " << usage << ", got " << args.size()
+             << " argument" << (args.size() == 1 ? "" : "s");
+    return false;
+  };
+
+  if (TensorBuilder::isUnary(name)) {
+    if (!arity(1, 1, "one argument"))
+      return Val::error();
+    return lift(f, l, args, [&](ArrayRef<Value> xs) {
+      return tb.unary(l, name, xs[0]);
+    });
+  }
+  if (name == "leaky_relu" || name == "dropout") {
+    bool leaky = name == "leaky_relu";
+    if (!arity(leaky ? 1 : 2, 2,
+               leaky ? "a value and an optional slope" : "a value and a rate"))
+      return Val::error();
+    std::optional<double> p = leaky && args.size() == 1
+                                  ? std::optional<double>(0.01)
+                                  : numberArg(args[1], loc(argExprs[1]),
+                                              leaky ? "the slope" : "the rate");
+    if (!p)
+      return Val::error();
+    return lift(f, l, args.take_front(), [&](ArrayRef<Value> xs) {
+      return leaky ? tb.leakyRelu(l, xs[0], *p) : tb.dropout(l, xs[0], *p);
+    });
+  }
+  if (auto kind = symbolizeReduceKind(name)) {
+    if (!arity(1, 2, "a value and an optional axis"))
+      return Val::error();
+    std::optional<int64_t> axis =
+        args.size() == 1 ? std::optional<int64_t>(-1)
+                         : intArg(args[1], loc(argExprs[1]), "the axis");
+    if (!axis)
+      return Val::error();
+    return lift(f, l, args.take_front(), [&](ArrayRef<Value> xs) {
+      return tb.reduce(l, *kind, xs[0], *axis);
+    });
+  }
+  if (name == "concat") {
+    if (!arity(2, 64, "two or more values"))
+      return Val::error();
+    return lift(f, l, args, [&](ArrayRef<Value> xs) { return tb.concat(l, xs); });
+  }
+  if (name == "reshape") {
+    if (!arity(2, 2, "a value and a shape list"))
+      return Val::error();
+    if (args[1].kind != Kind::List) {
+      error(loc(argExprs[1])) << "the shape of a reshape is a list: "
+                              << "'reshape(x, [heads * out])'";
+      return Val::error();
+    }
+    SmallVector<int64_t> shape;
+    for (const Val &d : args[1].list) {
+      auto v = intArg(d, loc(argExprs[1]), "each reshape dimension");
+      if (!v)
+        return Val::error();
+      if (*v <= 0) {
+        error(loc(argExprs[1])) << "reshape dimension " << *v
+                                << " must be positive";
+        return Val::error();
+      }
+      shape.push_back(*v);
+    }
+    return lift(f, l, args.take_front(), [&](ArrayRef<Value> xs) {
+      return tb.reshape(l, xs[0], shape);
+    });
+  }
+  if (name == "l2") {
+    if (!arity(1, 1, "one parameter"))
+      return Val::error();
+    if (args[0].kind != Kind::Tensor) {
+      error(loc(argExprs[0])) << "l2 takes a parameter, such as "
+                              << "'l2(GCNConv#0.W)'";
+      return Val::error();
+    }
+    auto type = RankedTensorType::get({}, b.getF32Type());
+    return Val::of(L2Op::create(b, l, type, args[0].value));
+  }
+  assert(name == "cross_entropy" && "builtin table out of sync");
+  if (!arity(2, 2, "logits and labels"))
+    return Val::error();
+  if (f.stage != Stage::Model) {
+    error(l) << "cross_entropy is a loss over all vertices; use it in the "
+             << "model, not in " << stageName(f.stage);
+    return Val::error();
+  }
+  auto vertexOf = [&](const Val &v) -> VertexType {
+    return v.kind == Kind::Domain ? dyn_cast<VertexType>(v.value.getType())
+                                  : VertexType();
+  };
+  VertexType logits = vertexOf(args[0]), labels = vertexOf(args[1]);
+  if (!logits || logits.getShape().size() != 1 ||
+      !isa<FloatType>(logits.getElementType())) {
+    error(loc(argExprs[0])) << "cross_entropy needs logits: one f32 vector "
+                            << "per vertex";
+    return Val::error();
+  }
+  if (!labels || !labels.getShape().empty() ||
+      !isa<IntegerType>(labels.getElementType())) {
+    error(loc(argExprs[1])) << "cross_entropy needs labels: a 'class[N]' "
+                            << "graph input";
+    return Val::error();
+  }
+  auto model = cast<ModelOp>(modelBlock->getParentOp());
+  auto labelArg = dyn_cast<BlockArgument>(args[1].value);
+  if (labelArg) {
+    auto classes = model.getArgAttrOfType<IntegerAttr>(labelArg.getArgNumber(),
+                                                       "saga.num_classes");
+    if (classes && classes.getInt() != logits.getShape()[0]) {
+      error(loc(argExprs[0])) << "the logits have " << logits.getShape()[0]
+                              << " classes but the labels have "
+                              << classes.getInt();
+      return Val::error();
+    }
+  }
+  auto type = RankedTensorType::get({}, b.getF32Type());
+  return Val::of(
+      CrossEntropyOp::create(b, l, type, args[0].value, args[1].value));
+}
+
+Val Generator::evalBinary(Frame &f, Location l, char op, Val lhs, Val rhs) {
+  if (!lhs.ok() || !rhs.ok())
+    return Val::error();
+  if (lhs.kind == Kind::Number && rhs.kind == Kind::Number && op != '@') {
+    bool integral = lhs.integral && rhs.integral && op != '/';
+    switch (op) {
+    case '+':
+      return Val::num(lhs.number + rhs.number, integral);
+    case '-':
+      return Val::num(lhs.number - rhs.number, integral);
+    case '*':
+      return Val::num(lhs.number * rhs.number, integral);
+    default:
+      if (rhs.number == 0) {
+        error(l) << "division by zero";
+        return Val::error();
+      }
+      return Val::num(lhs.number / rhs.number, false);
+    }
+  }
+  return lift(f, l, {lhs, rhs}, [&](ArrayRef<Value> xs) {
+    return tb.binary(l, op, xs[0], xs[1]);
+  });
+}
+
+Value Generator::toTensor(Frame &f, Location l, const Val &v) {
+  switch (v.kind) {
+  case Kind::Error:
+    return {};
+  case Kind::Tensor:
+    return v.value;
+  case Kind::Number:
+    return tb.constant(l, v.number);
+  case Kind::Domain: {
+    auto type = cast<DomainType>(v.value.getType());
+    if (!f.body || type.isEdgeDomain() != f.body->edge) {
+      error(l) << "an " << (type.isEdgeDomain() ? "edge" : "vertex")
+               << " value cannot be used here";
+      return {};
+    }
+    return f.body->arg(v.value);
+  }
+  case Kind::LayerCtor:
+    error(l) << "a layer must be applied to an input: 'Layer(args)(h)'";
+    return {};
+  case Kind::List:
+    error(l) << "a list is only the shape argument of reshape";
+    return {};
+  }
+  llvm_unreachable("unknown value kind");
+}
+
+// Applies a per-element function. Inside a stage body the operands are
+// already per-element tensors; in the model, vertex operands are lifted into
+// a one-op apply_vertex.
+Val Generator::lift(Frame &f, Location l, ArrayRef<Val> operands,
+                    function_ref<Value(ArrayRef<Value>)> fn) {
+  for (const Val &v : operands)
+    if (!v.ok())
+      return Val::error();
+  auto checkFloat = [&](Value t) {
+    if (isa<FloatType>(getElementTypeOrSelf(t.getType())))
+      return true;
+    error(l) << "arithmetic needs f32 values; this operand holds "
+             << getElementTypeOrSelf(t.getType())
+             << " (class labels and vertex ids are not features)";
+    return false;
+  };
+  bool anyDomain = llvm::any_of(
+      operands, [](const Val &v) { return v.kind == Kind::Domain; });
+  if (f.body || !anyDomain) {
+    SmallVector<Value> xs;
+    for (const Val &v : operands) {
+      Value t = toTensor(f, l, v);
+      if (!t || !checkFloat(t))
+        return Val::error();
+      xs.push_back(t);
+    }
+    return Val::of(fn(xs));
+  }
+  // Model level with a graph-wide operand.
+  for (const Val &v : operands) {
+    if (v.kind == Kind::Domain &&
+        cast<DomainType>(v.value.getType()).isEdgeDomain()) {
+      error(l) << "edge values exist only inside a layer; read edge inputs "
+               << "in apply_edge as 'e.<name>'";
+      return Val::error();
+    }
+  }
+  Body body(/*edge=*/false);
+  Frame inner{Stage::Model, "", "", {}, nullptr, &body};
+  OpBuilder::InsertPoint outer = b.saveInsertionPoint();
+  b.setInsertionPointToEnd(body.block);
+  SmallVector<Value> xs;
+  Value r;
+  bool ok = true;
+  for (const Val &v : operands) {
+    Value t = toTensor(inner, l, v);
+    ok &= t && checkFloat(t);
+    xs.push_back(t);
+  }
+  if (ok)
+    r = fn(xs);
+  b.restoreInsertionPoint(outer);
+  if (!r)
+    return Val::error();
+  return Val::of(finishBody(body, l, {r}));
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> saga::generateModule(antlr4::ParserRuleContext *file,
+                                           MLIRContext &ctx,
+                                           StringAttr filename) {
+  Generator gen(ctx, filename);
+  return gen.run(static_cast<P::FileContext *>(file));
+}
