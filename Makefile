@@ -15,7 +15,7 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/bin/saga-opt examples/gcn_layer.mlir
+	./$(BUILD)/bin/sagac examples/gcn.saga --emit=saga
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

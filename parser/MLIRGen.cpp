@@ -1041,12 +1041,17 @@ Val Generator::eval(Frame &f, P::ExprContext *e) {
       return tb.unary(loc(e), "neg", xs[0]);
     });
   }
+  // Operands left to right, so the IR does not depend on the compiler's
+  // argument evaluation order.
+  auto binary = [&](P::ExprContext *l, P::ExprContext *r, antlr4::Token *op) {
+    Val lhs = eval(f, l);
+    Val rhs = eval(f, r);
+    return evalBinary(f, loc(op), op->getText()[0], lhs, rhs);
+  };
   if (auto *m = dynamic_cast<P::MulExprContext *>(e))
-    return evalBinary(f, loc(m->op), m->op->getText()[0], eval(f, m->expr(0)),
-                      eval(f, m->expr(1)));
+    return binary(m->expr(0), m->expr(1), m->op);
   if (auto *a = dynamic_cast<P::AddExprContext *>(e))
-    return evalBinary(f, loc(a->op), a->op->getText()[0], eval(f, a->expr(0)),
-                      eval(f, a->expr(1)));
+    return binary(a->expr(0), a->expr(1), a->op);
   if (auto *l = dynamic_cast<P::ListExprContext *>(e)) {
     Val r;
     r.kind = Kind::List;

@@ -76,7 +76,7 @@ func.func @scatter_to_vertex(%h: !saga.vertex<16xf32>) {
 
 // Tests that a scatter keeps the feature shape.
 func.func @scatter_shape(%h: !saga.vertex<16xf32>) {
-  // expected-error @+1 {{'saga.scatter' op keeps the feature shape: input [16]x'f32' but result [8]x'f32'}}
+  // expected-error @+1 {{'saga.scatter' op keeps the feature shape: input 'tensor<16xf32>' but result 'tensor<8xf32>'}}
   %0 = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<8xf32>
   return
 }
@@ -85,7 +85,7 @@ func.func @scatter_shape(%h: !saga.vertex<16xf32>) {
 
 // Tests that a scatter keeps the element type.
 func.func @scatter_element_type(%h: !saga.vertex<16xf32>) {
-  // expected-error @+1 {{'saga.scatter' op keeps the feature shape: input [16]x'f32' but result [16]x'f16'}}
+  // expected-error @+1 {{'saga.scatter' op keeps the feature shape: input 'tensor<16xf32>' but result 'tensor<16xf16>'}}
   %0 = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<16xf16>
   return
 }
@@ -107,7 +107,7 @@ func.func @scatter_tensor(%x: tensor<16xf32>) {
 
 // Tests that a vertex value cannot be an input of apply_edge.
 func.func @apply_edge_vertex_input(%h: !saga.vertex<16xf32>) {
-  // expected-error @+1 {{'saga.apply_edge' op input #0 is a vertex value; a apply_edge takes only edge values}}
+  // expected-error @+1 {{'saga.apply_edge' op input #0 is a vertex value; apply_edge takes only edge values}}
   %0 = saga.apply_edge(%h) : (!saga.vertex<16xf32>) -> !saga.edge<16xf32> {
   ^bb0(%x: tensor<16xf32>):
     saga.yield %x : tensor<16xf32>
@@ -119,7 +119,7 @@ func.func @apply_edge_vertex_input(%h: !saga.vertex<16xf32>) {
 
 // Tests that an edge value cannot be an input of apply_vertex.
 func.func @apply_vertex_edge_input(%h: !saga.vertex<16xf32>, %e: !saga.edge<f32>) {
-  // expected-error @+1 {{'saga.apply_vertex' op input #1 is a edge value; a apply_vertex takes only vertex values}}
+  // expected-error @+1 {{'saga.apply_vertex' op input #1 is an edge value; apply_vertex takes only vertex values}}
   %0 = saga.apply_vertex(%h, %e) : (!saga.vertex<16xf32>, !saga.edge<f32>) -> !saga.vertex<16xf32> {
   ^bb0(%x: tensor<16xf32>, %w: tensor<f32>):
     saga.yield %x : tensor<16xf32>
@@ -143,7 +143,7 @@ func.func @apply_tensor_input(%t: tensor<16xf32>) {
 
 // Tests that the body takes one argument per input (too many).
 func.func @apply_too_many_args(%h: !saga.vertex<f32>) {
-  // expected-error @+1 {{'saga.apply_vertex' op body takes 2 arguments but the stage has 1 inputs}}
+  // expected-error @+1 {{'saga.apply_vertex' op body takes 2 arguments but the stage has 1 input}}
   %0 = saga.apply_vertex(%h) : (!saga.vertex<f32>) -> !saga.vertex<f32> {
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     saga.yield %a : tensor<f32>
@@ -155,7 +155,7 @@ func.func @apply_too_many_args(%h: !saga.vertex<f32>) {
 
 // Tests that the body takes one argument per input (too few).
 func.func @apply_too_few_args(%a: !saga.edge<f32>, %b: !saga.edge<f32>) {
-  // expected-error @+1 {{'saga.apply_edge' op body takes 1 arguments but the stage has 2 inputs}}
+  // expected-error @+1 {{'saga.apply_edge' op body takes 1 argument but the stage has 2 inputs}}
   %0 = saga.apply_edge(%a, %b) : (!saga.edge<f32>, !saga.edge<f32>) -> !saga.edge<f32> {
   ^bb0(%x: tensor<f32>):
     saga.yield %x : tensor<f32>
@@ -189,6 +189,30 @@ func.func @apply_wrong_terminator(%h: !saga.vertex<16xf32>) {
 
 // -----
 
+// Tests that a body whose last op is not a terminator is reported as not
+// ending with saga.yield.
+func.func @apply_no_terminator(%h: !saga.vertex<16xf32>) {
+  // expected-error @+1 {{'saga.apply_vertex' op body must end with saga.yield}}
+  %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
+  ^bb0(%x: tensor<16xf32>):
+    %r = saga.relu %x : tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a block with arguments but no ops does not end with saga.yield.
+func.func @apply_empty_block(%h: !saga.vertex<16xf32>) {
+  // expected-error @+1 {{'saga.apply_vertex' op body must end with saga.yield}}
+  %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
+  ^bb0(%x: tensor<16xf32>):
+  }
+  return
+}
+
+// -----
+
 // Tests that a stage body cannot be empty (ODS region constraint).
 func.func @apply_no_block(%h: !saga.vertex<16xf32>) {
   // expected-error @+1 {{'saga.apply_vertex' op region #0 ('body') failed to verify constraint: region with 1 blocks}}
@@ -201,7 +225,7 @@ func.func @apply_no_block(%h: !saga.vertex<16xf32>) {
 
 // Tests that the body yields one value per result (too few).
 func.func @apply_yield_count(%h: !saga.vertex<16xf32>) {
-  // expected-error @+1 {{'saga.apply_vertex' op body yields 1 values but the stage has 2 results}}
+  // expected-error @+1 {{'saga.apply_vertex' op body yields 1 value but the stage has 2 results}}
   %0:2 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> (!saga.vertex<16xf32>, !saga.vertex<16xf32>) {
   ^bb0(%x: tensor<16xf32>):
     saga.yield %x : tensor<16xf32>
@@ -213,7 +237,7 @@ func.func @apply_yield_count(%h: !saga.vertex<16xf32>) {
 
 // Tests that the body yields one value per result (too many).
 func.func @apply_yield_extra(%e: !saga.edge<16xf32>) {
-  // expected-error @+1 {{'saga.apply_edge' op body yields 2 values but the stage has 1 results}}
+  // expected-error @+1 {{'saga.apply_edge' op body yields 2 values but the stage has 1 result}}
   %0 = saga.apply_edge(%e) : (!saga.edge<16xf32>) -> !saga.edge<16xf32> {
   ^bb0(%x: tensor<16xf32>):
     saga.yield %x, %x : tensor<16xf32>, tensor<16xf32>
@@ -249,7 +273,7 @@ func.func @apply_vertex_edge_result(%h: !saga.vertex<16xf32>) {
 
 // Tests that apply_edge produces edge values only.
 func.func @apply_edge_vertex_result(%e: !saga.edge<16xf32>) {
-  // expected-error @+1 {{'saga.apply_edge' op result #0 must be a edge value, not '!saga.vertex<16xf32>'}}
+  // expected-error @+1 {{'saga.apply_edge' op result #0 must be an edge value, not '!saga.vertex<16xf32>'}}
   %0 = saga.apply_edge(%e) : (!saga.edge<16xf32>) -> !saga.vertex<16xf32> {
   ^bb0(%x: tensor<16xf32>):
     saga.yield %x : tensor<16xf32>
@@ -261,10 +285,71 @@ func.func @apply_edge_vertex_result(%e: !saga.edge<16xf32>) {
 
 // Tests that a body cannot capture a vertex value from outside; the error is
 // reported at the op that uses it.
-func.func @apply_captures_vertex(%h: !saga.vertex<16xf32>) {
+func.func @apply_captures_vertex(%h: !saga.vertex<7xf32>, %l: !saga.vertex<i32>) {
+  %0 = saga.apply_vertex(%h) : (!saga.vertex<7xf32>) -> !saga.vertex<7xf32> {
+  ^bb0(%x: tensor<7xf32>):
+    // expected-error @+1 {{'saga.cross_entropy' op uses a vertex value defined outside the apply_vertex body; pass it in as an input}}
+    %c = saga.cross_entropy %h, %l : !saga.vertex<7xf32>, !saga.vertex<i32> -> tensor<f32>
+    saga.yield %x : tensor<7xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that an apply_edge body cannot capture an edge value from outside,
+// here through a call.
+func.func private @use_edges(!saga.edge<16xf32>) -> tensor<16xf32>
+
+func.func @apply_captures_edge(%e: !saga.edge<16xf32>) {
+  %0 = saga.apply_edge(%e) : (!saga.edge<16xf32>) -> !saga.edge<16xf32> {
+  ^bb0(%x: tensor<16xf32>):
+    // expected-error @+1 {{'func.call' op uses an edge value defined outside the apply_edge body; pass it in as an input}}
+    %y = func.call @use_edges(%e) : (!saga.edge<16xf32>) -> tensor<16xf32>
+    saga.yield %y : tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a nested stage cannot take an outside value as its input either:
+// the nested apply_edge makes no graph-wide value but uses one.
+func.func @apply_nested_captures(%e: !saga.edge<16xf32>) {
+  %0 = saga.apply_edge(%e) : (!saga.edge<16xf32>) -> !saga.edge<16xf32> {
+  ^bb0(%x: tensor<16xf32>):
+    // expected-error @+1 {{'saga.apply_edge' op uses an edge value defined outside the apply_edge body; pass it in as an input}}
+    saga.apply_edge(%e) : (!saga.edge<16xf32>) -> () {
+    ^bb0(%y: tensor<16xf32>):
+      saga.yield
+    }
+    saga.yield %x : tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a graph built-in cannot be used inside a body: saga.degree makes
+// a vertex value, which a body computing one vertex at a time cannot hold.
+func.func @apply_degree_in_body(%h: !saga.vertex<16xf32>) {
   %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
   ^bb0(%x: tensor<16xf32>):
-    // expected-error @+1 {{'saga.scatter' op uses a vertex value defined outside the apply_vertex body; pass it in as an input}}
+    // expected-error @+1 {{'saga.degree' op makes a graph-wide value inside a apply_vertex body, which computes one element at a time}}
+    %d = saga.degree : !saga.vertex<f32>
+    saga.yield %x : tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a scatter inside a body is reported as making a graph-wide value
+// (before the capture of %h is).
+func.func @apply_scatter_in_body(%h: !saga.vertex<16xf32>) {
+  %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
+  ^bb0(%x: tensor<16xf32>):
+    // expected-error @+1 {{'saga.scatter' op makes a graph-wide value inside a apply_vertex body, which computes one element at a time}}
     %s = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<16xf32>
     saga.yield %x : tensor<16xf32>
   }
@@ -273,12 +358,29 @@ func.func @apply_captures_vertex(%h: !saga.vertex<16xf32>) {
 
 // -----
 
-// Tests that an apply_edge body cannot capture an edge value from outside.
-func.func @apply_captures_edge(%e: !saga.edge<16xf32>) {
+// Tests that a gather inside an apply_edge body is reported as making a
+// graph-wide value.
+func.func @apply_gather_in_body(%e: !saga.edge<16xf32>) {
   %0 = saga.apply_edge(%e) : (!saga.edge<16xf32>) -> !saga.edge<16xf32> {
   ^bb0(%x: tensor<16xf32>):
-    // expected-error @+1 {{'saga.gather' op uses a edge value defined outside the apply_edge body; pass it in as an input}}
+    // expected-error @+1 {{'saga.gather' op makes a graph-wide value inside a apply_edge body, which computes one element at a time}}
     %g = saga.gather sum %e : !saga.edge<16xf32> -> !saga.vertex<16xf32>
+    saga.yield %x : tensor<16xf32>
+  }
+  return
+}
+
+// -----
+
+// Tests that a stage nested in a body is reported as making a graph-wide value
+// (its result is a vertex value).
+func.func @apply_nested_stage(%h: !saga.vertex<16xf32>) {
+  %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
+  ^bb0(%x: tensor<16xf32>):
+    // expected-error @+1 {{'saga.apply_vertex' op makes a graph-wide value inside a apply_vertex body, which computes one element at a time}}
+    %i = saga.apply_vertex() : () -> !saga.vertex<16xf32> {
+      saga.yield %x : tensor<16xf32>
+    }
     saga.yield %x : tensor<16xf32>
   }
   return
@@ -411,6 +513,15 @@ func.func @leaky_relu_negative(%x: tensor<16xf32>) {
 
 // -----
 
+// Tests that a NaN leaky_relu slope is rejected.
+func.func @leaky_relu_nan(%x: tensor<16xf32>) {
+  // expected-error @+1 {{'saga.leaky_relu' op slope must be non-negative, got nan}}
+  %0 = saga.leaky_relu %x slope 0x7FF8000000000000 : tensor<16xf32>
+  return
+}
+
+// -----
+
 // Tests that a dropout rate of 1 is out of range.
 func.func @dropout_one(%x: tensor<16xf32>) {
   // expected-error @+1 {{'saga.dropout' op rate must be in [0, 1), got 1.000000e+00}}
@@ -532,6 +643,25 @@ func.func @reduce_result(%z: tensor<4x8xf32>) {
 
 // -----
 
+// Tests that a negative reduce axis is printed as written in the result
+// message.
+func.func @reduce_negative_axis_result(%z: tensor<4x8xf32>) {
+  // expected-error @+1 {{'saga.reduce' op reducing axis -1 of [4, 8] gives [4], not [8]}}
+  %0 = saga.reduce sum %z axis -1 : tensor<4x8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that the reduce result keeps the input's element type.
+func.func @reduce_element_type(%z: tensor<4x8xf32>) {
+  // expected-error @+1 {{'saga.reduce' op the result has the input's element type}}
+  %0 = saga.reduce max %z axis 0 : tensor<4x8xf32> -> tensor<8xf16>
+  return
+}
+
+// -----
+
 // Tests that concat needs at least two inputs.
 func.func @concat_one(%a: tensor<16xf32>) {
   // expected-error @+1 {{'saga.concat' op needs at least two inputs}}
@@ -550,10 +680,28 @@ func.func @concat_axis_range(%a: tensor<16xf32>, %b: tensor<8xf32>) {
 
 // -----
 
+// Tests that a concat axis below -rank is out of range.
+func.func @concat_negative_axis_range(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>) {
+  // expected-error @+1 {{'saga.concat' op axis -3 is out of range for a tensor of rank 2}}
+  %0 = saga.concat %a, %b axis -3 : tensor<4x2xf32>, tensor<4x3xf32> -> tensor<4x5xf32>
+  return
+}
+
+// -----
+
 // Tests that concat inputs agree outside the concatenation axis.
 func.func @concat_shape(%a: tensor<4x2xf32>, %b: tensor<3x2xf32>) {
   // expected-error @+1 {{'saga.concat' op input #1 has shape [3, 2], which does not match [4, 2] outside axis 1}}
   %0 = saga.concat %a, %b axis 1 : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a negative concat axis is printed as written.
+func.func @concat_negative_axis_shape(%a: tensor<4x2xf32>, %b: tensor<3x2xf32>) {
+  // expected-error @+1 {{'saga.concat' op input #1 has shape [3, 2], which does not match [4, 2] outside axis -1}}
+  %0 = saga.concat %a, %b axis -1 : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x4xf32>
   return
 }
 
@@ -581,6 +729,25 @@ func.func @concat_element_type(%a: tensor<16xf32>, %b: tensor<8xf16>) {
 func.func @concat_result(%a: tensor<16xf32>, %b: tensor<8xf32>) {
   // expected-error @+1 {{'saga.concat' op result shape [16] should be [24]}}
   %0 = saga.concat %a, %b axis 0 : tensor<16xf32>, tensor<8xf32> -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// Tests that the concat result keeps the inputs' element type.
+func.func @concat_result_element_type(%a: tensor<16xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'saga.concat' op the result has the inputs' element type}}
+  %0 = saga.concat %a, %b axis 0 : tensor<16xf32>, tensor<8xf32> -> tensor<24xf16>
+  return
+}
+
+// -----
+
+// Tests that a negative concat axis is counted from the end when the result
+// shape is computed.
+func.func @concat_negative_axis_result(%c: tensor<4x2xf32>, %d: tensor<4x3xf32>) {
+  // expected-error @+1 {{'saga.concat' op result shape [8, 3] should be [4, 5]}}
+  %0 = saga.concat %c, %d axis -1 : tensor<4x2xf32>, tensor<4x3xf32> -> tensor<8x3xf32>
   return
 }
 
@@ -674,13 +841,15 @@ saga.model @TensorInput(%x: !saga.vertex<16xf32>, %W: tensor<16x7xf32>) {
 
 // -----
 
-// Tests that a model needs a body.
+// Tests that a model needs a body (ODS region constraint; saga.model has no
+// check of its own for this).
 // expected-error @+1 {{'saga.model' op region #0 ('body') failed to verify constraint: region with 1 blocks}}
 saga.model @NoBody(%x: !saga.vertex<16xf32>)
 
 // -----
 
-// Tests that the entry block arguments match the model's signature.
+// Tests that the entry block arguments match the model's signature
+// (FunctionOpInterface's check).
 // expected-error @+1 {{'saga.model' op type of entry block argument #0('!saga.vertex<8xf32>') must match the type of the corresponding argument in function signature('!saga.vertex<16xf32>')}}
 "saga.model"() <{function_type = (!saga.vertex<16xf32>) -> (), sym_name = "M"}> ({
 ^bb0(%arg0: !saga.vertex<8xf32>):
@@ -748,7 +917,7 @@ func.func @param_outside() {
 
 // Tests that saga.return returns one value per model result.
 saga.model @ReturnCount(%x: !saga.vertex<7xf32>) -> (!saga.vertex<7xf32>, tensor<f32>) {
-  // expected-error @+1 {{'saga.return' op returns 1 values but the model has 2 results}}
+  // expected-error @+1 {{'saga.return' op returns 1 value but the model has 2 results}}
   saga.return %x : !saga.vertex<7xf32>
 }
 
