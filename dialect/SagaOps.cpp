@@ -92,7 +92,7 @@ LogicalResult ScatterOp::verify() {
                          << getType();
   if (in.getShape() != out.getShape() ||
       in.getElementType() != out.getElementType())
-    return emitOpError() << "keeps the feature shape: input "
+    return emitOpError() << "keeps the feature type: input "
                          << in.getElementTensorType() << " but result "
                          << out.getElementTensorType();
   return success();
@@ -138,13 +138,14 @@ LogicalResult saga::verifyApplyOp(Operation *op, bool edgeDomain) {
     if (yield.getOperand(i).getType() != type.getElementTensorType())
       return op->emitOpError()
              << "body yields " << yield.getOperand(i).getType()
-             << " for result #" << i << " of type " << result.getType();
+             << " for result #" << i << " of type " << result.getType()
+             << ", which needs " << type.getElementTensorType();
   }
   // Graph-wide values enter a body only through its inputs, and none is
   // made inside it.
   WalkResult walk = body.walk([&](Operation *inner) {
     if (llvm::any_of(inner->getResultTypes(), llvm::IsaPred<DomainType>)) {
-      inner->emitOpError() << "makes a graph-wide value inside a "
+      inner->emitOpError() << "makes a graph-wide value inside an "
                            << op->getName().stripDialect()
                            << " body, which computes one element at a time";
       return WalkResult::interrupt();
@@ -176,7 +177,7 @@ LogicalResult GatherOp::verify() {
                          << getType();
   if (in.getShape() != out.getShape() ||
       in.getElementType() != out.getElementType())
-    return emitOpError() << "keeps the feature shape: input "
+    return emitOpError() << "keeps the feature type: input "
                          << in.getElementTensorType() << " but result "
                          << out.getElementTensorType();
   bool softmax = getKind() == GatherKind::softmax_sum;
@@ -231,7 +232,7 @@ LogicalResult saga::verifyBroadcastOp(Operation *op) {
 
 LogicalResult LeakyReluOp::verify() {
   if (!(getSlope().convertToDouble() >= 0))
-    return emitOpError() << "slope must be non-negative, got "
+    return emitOpError() << "slope must be a non-negative number, got "
                          << getSlope().convertToDouble();
   return success();
 }

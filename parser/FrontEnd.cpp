@@ -83,7 +83,7 @@ OwningOpRef<ModuleOp> saga::compileSaga(llvm::SourceMgr &sourceMgr,
                                    buffer->getBufferSize());
     grammar::SagaLexer lexer(&input);
     grammar::SagaParser parser(nullptr);
-    SyntaxErrorListener listener(ctx, file);
+    SyntaxErrorListener listener(file);
     lexer.removeErrorListeners();
     lexer.addErrorListener(&listener);
     antlr4::CommonTokenStream tokens(&lexer);

@@ -17,8 +17,7 @@ namespace saga {
 
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
 public:
-  SyntaxErrorListener(mlir::MLIRContext &ctx, mlir::StringAttr file)
-      : ctx(ctx), file(file) {}
+  explicit SyntaxErrorListener(mlir::StringAttr file) : file(file) {}
 
   void syntaxError(antlr4::Recognizer *recognizer,
                    antlr4::Token *offendingSymbol, size_t line,
@@ -28,7 +27,6 @@ public:
   unsigned numErrors() const { return errors; }
 
 private:
-  mlir::MLIRContext &ctx;
   mlir::StringAttr file;
   unsigned errors = 0;
 };

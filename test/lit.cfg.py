@@ -5,7 +5,7 @@ import lit.formats
 config.name = "Saga"
 config.test_format = lit.formats.ShTest(execute_external=False)
 config.suffixes = [".mlir", ".saga", ".test"]
-config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "unit", "Inputs"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "unit", "fuzz", "Inputs"]
 config.test_source_root = os.path.join(config.saga_src_root, "test")
 config.test_exec_root = os.path.join(config.saga_obj_root, "test")
 

@@ -74,9 +74,9 @@ func.func @scatter_to_vertex(%h: !saga.vertex<16xf32>) {
 
 // -----
 
-// Tests that a scatter keeps the feature shape.
+// Tests that a scatter keeps the feature type.
 func.func @scatter_shape(%h: !saga.vertex<16xf32>) {
-  // expected-error @+1 {{'saga.scatter' op keeps the feature shape: input 'tensor<16xf32>' but result 'tensor<8xf32>'}}
+  // expected-error @+1 {{'saga.scatter' op keeps the feature type: input 'tensor<16xf32>' but result 'tensor<8xf32>'}}
   %0 = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<8xf32>
   return
 }
@@ -85,7 +85,7 @@ func.func @scatter_shape(%h: !saga.vertex<16xf32>) {
 
 // Tests that a scatter keeps the element type.
 func.func @scatter_element_type(%h: !saga.vertex<16xf32>) {
-  // expected-error @+1 {{'saga.scatter' op keeps the feature shape: input 'tensor<16xf32>' but result 'tensor<16xf16>'}}
+  // expected-error @+1 {{'saga.scatter' op keeps the feature type: input 'tensor<16xf32>' but result 'tensor<16xf16>'}}
   %0 = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<16xf16>
   return
 }
@@ -335,7 +335,7 @@ func.func @apply_nested_captures(%e: !saga.edge<16xf32>) {
 func.func @apply_degree_in_body(%h: !saga.vertex<16xf32>) {
   %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
   ^bb0(%x: tensor<16xf32>):
-    // expected-error @+1 {{'saga.degree' op makes a graph-wide value inside a apply_vertex body, which computes one element at a time}}
+    // expected-error @+1 {{'saga.degree' op makes a graph-wide value inside an apply_vertex body, which computes one element at a time}}
     %d = saga.degree : !saga.vertex<f32>
     saga.yield %x : tensor<16xf32>
   }
@@ -349,7 +349,7 @@ func.func @apply_degree_in_body(%h: !saga.vertex<16xf32>) {
 func.func @apply_scatter_in_body(%h: !saga.vertex<16xf32>) {
   %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
   ^bb0(%x: tensor<16xf32>):
-    // expected-error @+1 {{'saga.scatter' op makes a graph-wide value inside a apply_vertex body, which computes one element at a time}}
+    // expected-error @+1 {{'saga.scatter' op makes a graph-wide value inside an apply_vertex body, which computes one element at a time}}
     %s = saga.scatter src %h : !saga.vertex<16xf32> -> !saga.edge<16xf32>
     saga.yield %x : tensor<16xf32>
   }
@@ -363,7 +363,7 @@ func.func @apply_scatter_in_body(%h: !saga.vertex<16xf32>) {
 func.func @apply_gather_in_body(%e: !saga.edge<16xf32>) {
   %0 = saga.apply_edge(%e) : (!saga.edge<16xf32>) -> !saga.edge<16xf32> {
   ^bb0(%x: tensor<16xf32>):
-    // expected-error @+1 {{'saga.gather' op makes a graph-wide value inside a apply_edge body, which computes one element at a time}}
+    // expected-error @+1 {{'saga.gather' op makes a graph-wide value inside an apply_edge body, which computes one element at a time}}
     %g = saga.gather sum %e : !saga.edge<16xf32> -> !saga.vertex<16xf32>
     saga.yield %x : tensor<16xf32>
   }
@@ -377,7 +377,7 @@ func.func @apply_gather_in_body(%e: !saga.edge<16xf32>) {
 func.func @apply_nested_stage(%h: !saga.vertex<16xf32>) {
   %0 = saga.apply_vertex(%h) : (!saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
   ^bb0(%x: tensor<16xf32>):
-    // expected-error @+1 {{'saga.apply_vertex' op makes a graph-wide value inside a apply_vertex body, which computes one element at a time}}
+    // expected-error @+1 {{'saga.apply_vertex' op makes a graph-wide value inside an apply_vertex body, which computes one element at a time}}
     %i = saga.apply_vertex() : () -> !saga.vertex<16xf32> {
       saga.yield %x : tensor<16xf32>
     }
@@ -418,9 +418,9 @@ func.func @gather_to_edge(%e: !saga.edge<16xf32>) {
 
 // -----
 
-// Tests that a gather keeps the feature shape.
+// Tests that a gather keeps the feature type.
 func.func @gather_shape(%e: !saga.edge<4x8xf32>) {
-  // expected-error @+1 {{'saga.gather' op keeps the feature shape: input 'tensor<4x8xf32>' but result 'tensor<32xf32>'}}
+  // expected-error @+1 {{'saga.gather' op keeps the feature type: input 'tensor<4x8xf32>' but result 'tensor<32xf32>'}}
   %0 = saga.gather mean %e : !saga.edge<4x8xf32> -> !saga.vertex<32xf32>
   return
 }
@@ -504,9 +504,9 @@ func.func @relu_vertex(%h: !saga.vertex<16xf32>) {
 
 // -----
 
-// Tests that the leaky_relu slope must be non-negative.
+// Tests that the leaky_relu slope must be a non-negative number.
 func.func @leaky_relu_negative(%x: tensor<16xf32>) {
-  // expected-error @+1 {{'saga.leaky_relu' op slope must be non-negative, got -1.000000e-01}}
+  // expected-error @+1 {{'saga.leaky_relu' op slope must be a non-negative number, got -1.000000e-01}}
   %0 = saga.leaky_relu %x slope -0.1 : tensor<16xf32>
   return
 }
@@ -515,7 +515,7 @@ func.func @leaky_relu_negative(%x: tensor<16xf32>) {
 
 // Tests that a NaN leaky_relu slope is rejected.
 func.func @leaky_relu_nan(%x: tensor<16xf32>) {
-  // expected-error @+1 {{'saga.leaky_relu' op slope must be non-negative, got nan}}
+  // expected-error @+1 {{'saga.leaky_relu' op slope must be a non-negative number, got nan}}
   %0 = saga.leaky_relu %x slope 0x7FF8000000000000 : tensor<16xf32>
   return
 }

@@ -162,18 +162,22 @@ func.func @unary(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   return %8 : tensor<4x8xf32>
 }
 
-// Tests that leaky_relu keeps its slope and dropout its rate (0 included).
+// Tests that leaky_relu keeps its slope and dropout its rate (0 included for
+// both: the checks reject only negative and NaN slopes, and rates outside
+// [0, 1)).
 // CHECK-LABEL: func.func @leaky_relu_dropout
 // CHECK-SAME: (%[[X:.*]]: tensor<16xf32>)
 // CHECK: %[[L:.*]] = saga.leaky_relu %[[X]] slope 2.000000e-01 : tensor<16xf32>
 // CHECK: %[[D:.*]] = saga.dropout %[[L]] rate 5.000000e-01 : tensor<16xf32>
 // CHECK: %[[Z:.*]] = saga.dropout %[[D]] rate 0.000000e+00 : tensor<16xf32>
-// CHECK: return %[[Z]]
+// CHECK: %[[L0:.*]] = saga.leaky_relu %[[Z]] slope 0.000000e+00 : tensor<16xf32>
+// CHECK: return %[[L0]]
 func.func @leaky_relu_dropout(%x: tensor<16xf32>) -> tensor<16xf32> {
   %0 = saga.leaky_relu %x slope 0.2 : tensor<16xf32>
   %1 = saga.dropout %0 rate 0.5 : tensor<16xf32>
   %2 = saga.dropout %1 rate 0.0 : tensor<16xf32>
-  return %2 : tensor<16xf32>
+  %3 = saga.leaky_relu %2 slope 0.0 : tensor<16xf32>
+  return %3 : tensor<16xf32>
 }
 
 // Tests that the binary ops accept NumPy broadcasting: equal shapes, a
