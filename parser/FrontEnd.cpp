@@ -11,6 +11,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/thread.h"
 
 using namespace mlir;
@@ -18,7 +19,8 @@ using namespace saga;
 
 namespace {
 /// Brackets nested deeper than this are rejected before parsing: the parser
-/// and the generator recurse once per level.
+/// and the generator recurse once per level. The same scan finds unterminated
+/// block comments, which ANTLR would report as a stray '/'.
 constexpr unsigned kMaxNesting = 256;
 
 /// The generator recurses once per expression level, and left-leaning
@@ -26,8 +28,28 @@ constexpr unsigned kMaxNesting = 256;
 /// runs on a thread with a stack to match.
 constexpr unsigned kStackBytes = 512u << 20;
 
-LogicalResult checkNesting(StringRef src, StringAttr file, MLIRContext &ctx) {
+// The location of byte `offset` of `src`, 1-based line and column.
+Location locationOf(StringRef src, size_t offset, StringAttr file) {
+  StringRef before = src.take_front(offset);
+  unsigned line = 1 + before.count('\n');
+  size_t lineStart = before.rfind('\n');
+  unsigned col = offset - (lineStart == StringRef::npos ? 0 : lineStart + 1) + 1;
+  return FileLineColLoc::get(file, line, col);
+}
+
+LogicalResult checkUTF8(StringRef src, StringAttr file) {
+  auto *begin = reinterpret_cast<const llvm::UTF8 *>(src.data());
+  const llvm::UTF8 *cursor = begin;
+  if (llvm::isLegalUTF8String(&cursor, begin + src.size()))
+    return success();
+  emitError(locationOf(src, cursor - begin, file))
+      << "invalid UTF-8 byte; .saga files are UTF-8 text";
+  return failure();
+}
+
+LogicalResult prescan(StringRef src, StringAttr file, MLIRContext &ctx) {
   unsigned depth = 0, line = 1, col = 1;
+  unsigned commentLine = 0, commentCol = 0;
   bool inLineComment = false, inBlockComment = false;
   for (size_t i = 0; i < src.size(); ++i) {
     char c = src[i];
@@ -47,8 +69,13 @@ LogicalResult checkNesting(StringRef src, StringAttr file, MLIRContext &ctx) {
     }
     if (c == '/' && i + 1 < src.size() && src[i + 1] == '/')
       inLineComment = true;
-    else if (c == '/' && i + 1 < src.size() && src[i + 1] == '*')
+    else if (c == '/' && i + 1 < src.size() && src[i + 1] == '*') {
       inBlockComment = true;
+      commentLine = line;
+      commentCol = col - 1;
+      ++i;
+      ++col;
+    }
     else if (c == '(' || c == '[' || c == '{') {
       if (++depth > kMaxNesting) {
         emitError(FileLineColLoc::get(file, line, col - 1))
@@ -59,6 +86,11 @@ LogicalResult checkNesting(StringRef src, StringAttr file, MLIRContext &ctx) {
     } else if ((c == ')' || c == ']' || c == '}') && depth > 0) {
       --depth;
     }
+  }
+  if (inBlockComment) {
+    emitError(FileLineColLoc::get(file, commentLine, commentCol))
+        << "unterminated comment: '/*' without a closing '*/'";
+    return failure();
   }
   return success();
 }
@@ -74,23 +106,24 @@ OwningOpRef<ModuleOp> saga::compileSaga(llvm::SourceMgr &sourceMgr,
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   StringAttr file = StringAttr::get(&ctx, buffer->getBufferIdentifier());
-  if (failed(checkNesting(buffer->getBuffer(), file, ctx)))
+  if (failed(checkUTF8(buffer->getBuffer(), file)) ||
+      failed(prescan(buffer->getBuffer(), file, ctx)))
     return nullptr;
 
   OwningOpRef<ModuleOp> result;
   auto work = [&] {
-    antlr4::ANTLRInputStream input(buffer->getBufferStart(),
-                                   buffer->getBufferSize());
-    grammar::SagaLexer lexer(&input);
-    grammar::SagaParser parser(nullptr);
-    SyntaxErrorListener listener(file);
-    lexer.removeErrorListeners();
-    lexer.addErrorListener(&listener);
-    antlr4::CommonTokenStream tokens(&lexer);
-    parser.setTokenStream(&tokens);
-    parser.removeErrorListeners();
-    parser.addErrorListener(&listener);
     try {
+      antlr4::ANTLRInputStream input(buffer->getBufferStart(),
+                                     buffer->getBufferSize());
+      grammar::SagaLexer lexer(&input);
+      grammar::SagaParser parser(nullptr);
+      SyntaxErrorListener listener(file);
+      lexer.removeErrorListeners();
+      lexer.addErrorListener(&listener);
+      antlr4::CommonTokenStream tokens(&lexer);
+      parser.setTokenStream(&tokens);
+      parser.removeErrorListeners();
+      parser.addErrorListener(&listener);
       grammar::SagaParser::FileContext *tree = parser.file();
       if (listener.numErrors())
         return;

@@ -26,7 +26,10 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <cmath>
+#include <limits>
 #include <map>
+#include <set>
 #include <optional>
 
 using namespace mlir;
@@ -140,18 +143,23 @@ struct LayerState {
 
 /// A name scope: the statement-level locals of the body being generated.
 struct Frame {
+  Frame(Stage stage, std::string elem, std::string agg, LayerState *layer,
+        Body *body)
+      : stage(stage), elem(std::move(elem)), agg(std::move(agg)), layer(layer),
+        body(body) {}
   Stage stage;
   std::string elem; // `v` or `e`
   std::string agg;  // `a` in apply_vertex
   llvm::StringMap<Val> locals;
   LayerState *layer = nullptr;
   Body *body = nullptr;
+  llvm::StringMap<Location> assigned; // where each local was last assigned
 };
 
 class Generator {
 public:
   Generator(MLIRContext &ctx, StringAttr filename)
-      : ctx(ctx), filename(filename), b(&ctx), tb(b) {}
+      : ctx(ctx), filename(filename), b(&ctx), tb(b, errors) {}
 
   OwningOpRef<ModuleOp> run(P::FileContext *file);
 
@@ -208,6 +216,7 @@ private:
                     bool edge);
   Value scatterOf(LayerState &st, int end, const std::string &name, Location l);
   std::optional<double> numberArg(const Val &v, Location l, StringRef what);
+  std::optional<double> parseNumber(P::NumberContext *n, bool negate);
   std::optional<int64_t> intArg(const Val &v, Location l, StringRef what);
   void suggest(InFlightDiagnostic &d, StringRef name,
                ArrayRef<std::string> candidates);
@@ -215,14 +224,16 @@ private:
 
   MLIRContext &ctx;
   StringAttr filename;
+  unsigned errors = 0;
   OpBuilder b;
   TensorBuilder tb;
   ModuleOp module;
-  unsigned errors = 0;
 
   bool graphSeen = false;
   bool selfLoops = false;
   std::vector<GraphInput> graphInputs;
+  llvm::StringSet<> failedGraphInputs;
+  llvm::StringSet<> badLayers; // declaration errors, already reported
   llvm::StringMap<P::LayerDeclContext *> layers;
   std::map<std::string, LayerFunc> layerFuncs;
   llvm::StringMap<Location> modelNames;
@@ -239,6 +250,11 @@ private:
 //===----------------------------------------------------------------------===//
 
 std::string text(antlr4::tree::TerminalNode *n) { return n->getText(); }
+
+Location assignedAt(const Frame &f, StringRef name, Location fallback) {
+  auto it = f.assigned.find(name);
+  return it == f.assigned.end() ? fallback : it->second;
+}
 
 StringRef stageName(Stage s) {
   switch (s) {
@@ -268,6 +284,15 @@ bool isBuiltin(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 OwningOpRef<ModuleOp> Generator::run(P::FileContext *file) {
+  // A layer instantiated with several argument tuples may report the same
+  // error once per tuple; users see it once.
+  std::set<std::string> seen;
+  ScopedDiagnosticHandler dedupe(&ctx, [&](Diagnostic &d) {
+    std::string key;
+    llvm::raw_string_ostream os(key);
+    os << d.getLocation() << ": " << d.str();
+    return success(!seen.insert(key).second);
+  });
   OwningOpRef<ModuleOp> owned = ModuleOp::create(loc(file));
   module = *owned;
   // Graph and layers first, so the model may precede them in the file.
@@ -296,6 +321,8 @@ void Generator::declareGraph(P::GraphDeclContext *g) {
   graphSeen = true;
   for (auto *opt : g->ID()) {
     if (text(opt) == "self_loops") {
+      if (selfLoops)
+        error(loc(opt)) << "graph option 'self_loops' is given twice";
       selfLoops = true;
       continue;
     }
@@ -314,6 +341,8 @@ void Generator::declareGraph(P::GraphDeclContext *g) {
     seen.try_emplace(name, l);
     bool edge = in->kind->getText() == "edge";
     std::string elem = text(in->typeSpec()->ID());
+    // A failed input is known by name, so its uses do not cascade.
+    failedGraphInputs.insert(name);
     auto shape = evalShape(in->typeSpec(), {});
     if (!shape)
       continue;
@@ -341,11 +370,15 @@ void Generator::declareGraph(P::GraphDeclContext *g) {
         error(loc(in->number())) << "a class input has no default value";
         continue;
       }
-      gi.defaultValue = std::stod(in->number()->getText());
+      auto value = parseNumber(in->number(), in->MINUS() != nullptr);
+      if (!value)
+        continue;
+      gi.defaultValue = *value;
     }
     gi.type = edge ? Type(EdgeType::get(&ctx, *shape, elemType))
                    : Type(VertexType::get(&ctx, *shape, elemType));
     graphInputs.push_back(gi);
+    failedGraphInputs.erase(name);
   }
 }
 
@@ -361,6 +394,46 @@ void Generator::declareLayer(P::LayerDeclContext *l) {
     return;
   }
   layers[name] = l;
+
+  // What can be checked without the layer's arguments is checked once here;
+  // shapes and names in the stages are checked per instantiation.
+  unsigned before = errors;
+  llvm::StringMap<Location> seen;
+  auto declare = [&](antlr4::tree::TerminalNode *id, StringRef what) {
+    auto [it, inserted] = seen.try_emplace(text(id), loc(id));
+    if (inserted)
+      return;
+    auto d = error(loc(id)) << what << " '" << text(id)
+                            << "' is declared twice in layer '" << name << "'";
+    d.attachNote(it->second) << "first declared here";
+  };
+  for (P::LayerArgContext *a : l->layerArg()) {
+    declare(a->ID(0), "argument");
+    if (a->ID(1)->getText() != "int")
+      error(loc(a->ID(1))) << "layer arguments are compile-time integers: "
+                           << "write '" << text(a->ID(0)) << ": int'";
+  }
+  llvm::StringMap<antlr4::ParserRuleContext *> stages;
+  for (P::LayerItemContext *item : l->layerItem()) {
+    if (auto *pd = item->paramDecl()) {
+      declare(pd->ID(), "parameter");
+      std::string elem = text(pd->typeSpec()->ID());
+      if (elem != "f32")
+        error(loc(pd->typeSpec())) << "parameters are f32 tensors, not '"
+                                   << elem << "'";
+      continue;
+    }
+    auto *stage = cast<antlr4::ParserRuleContext>(item->children[0]);
+    std::string kind = stage->getStart()->getText();
+    auto [it, inserted] = stages.try_emplace(kind, stage);
+    if (!inserted) {
+      auto d = error(loc(stage)) << "layer '" << name << "' has a second "
+                                 << kind << " stage";
+      d.attachNote(loc(it->second)) << "first " << kind << " here";
+    }
+  }
+  if (errors != before)
+    badLayers.insert(name);
 }
 
 std::optional<SmallVector<int64_t>>
@@ -383,6 +456,14 @@ Generator::evalShape(P::TypeSpecContext *t,
   }
   if (!ok)
     return std::nullopt;
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    elements *= d;
+    if (elements > (int64_t(1) << 40)) {
+      error(loc(t)) << "shape " << formatShape(shape) << " is too large";
+      return std::nullopt;
+    }
+  }
   return shape;
 }
 
@@ -494,9 +575,12 @@ void Generator::genModel(P::ModelDeclContext *m) {
     model.setArgAttrs(i, b.getDictionaryAttr(attrs));
   }
 
-  Frame f{Stage::Model, "", "", {}, nullptr, nullptr};
-  for (auto &[n, v] : modelInputs)
-    f.locals[n] = Val::of(v);
+  Frame f(Stage::Model, "", "", nullptr, nullptr);
+  for (const GraphInput &gi : graphInputs)
+    if (!gi.edge)
+      f.locals[gi.name] = Val::of(modelInputs.lookup(gi.name));
+  for (auto &failed : failedGraphInputs)
+    f.locals[failed.getKey()] = Val::error();
   b.setInsertionPointToEnd(modelBlock);
   genBlock(f, m->block(), /*allowReturn=*/false);
 
@@ -508,21 +592,21 @@ void Generator::genModel(P::ModelDeclContext *m) {
   } else if (out->second.ok()) {
     if (out->second.kind != Kind::Domain ||
         cast<DomainType>(out->second.value.getType()).isEdgeDomain())
-      error(loc(m->ID())) << "'out' must be a vertex value (one prediction "
-                          << "per vertex)";
+      error(assignedAt(f, "out", loc(m->ID()))) << "'out' must be a vertex value (one "
+                                      << "prediction per vertex)";
     else
       results.push_back(out->second.value);
   }
   if (auto loss = f.locals.find("loss"); loss != f.locals.end() &&
                                          loss->second.ok()) {
-    auto type = dyn_cast<RankedTensorType>(loss->second.value
-                                               ? loss->second.value.getType()
-                                               : Type());
-    if (loss->second.kind != Kind::Tensor || !type || type.getRank() != 0)
-      error(loc(m->ID())) << "'loss' must be a scalar (a loss such as "
-                          << "cross_entropy(out, label))";
+    const Val &v = loss->second;
+    if (v.kind != Kind::Tensor ||
+        cast<RankedTensorType>(v.value.getType()).getRank() != 0)
+      error(assignedAt(f, "loss", loc(m->ID()))) << "'loss' must be a scalar computed "
+                                       << "from the model (a loss such as "
+                                       << "cross_entropy(out, label))";
     else
-      results.push_back(loss->second.value);
+      results.push_back(v.value);
   }
   ReturnOp::create(b, loc(m->block()->getStop()), results);
   model.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
@@ -559,6 +643,7 @@ std::optional<Val> Generator::genBlock(Frame &f, P::BlockContext *blk,
         v = Val::error();
       }
       f.locals[name] = v;
+      f.assigned.insert_or_assign(name, l);
       continue;
     }
     auto *r = cast<P::ReturnStmtContext>(s);
@@ -634,8 +719,8 @@ Val Generator::applyLayer(Location l, const Val &ctor, ArrayRef<Val> inputs,
                                                          : Init::zeros;
     } else if (pd->init()->number()) {
       init = Init::constant;
-      value = std::stod(pd->init()->number()->getText());
-      if (pd->init()->getStart()->getText() == "-")
+      value = std::strtod(pd->init()->number()->getText().c_str(), nullptr);
+      if (pd->init()->MINUS())
         value = -*value;
     } else {
       init = *symbolizeInit(pd->init()->ID()->getText());
@@ -664,6 +749,10 @@ LayerFunc &Generator::instantiate(P::LayerDeclContext *decl,
   LayerFunc &lf = it->second;
   if (!inserted)
     return lf;
+  if (badLayers.contains(name)) {
+    lf.failed = true;
+    return lf;
+  }
 
   LayerState st;
   st.decl = decl;
@@ -684,6 +773,9 @@ LayerFunc &Generator::instantiate(P::LayerDeclContext *decl,
     }
     paramTypes.push_back(RankedTensorType::get(*shape, b.getF32Type()));
     paramNames.push_back(text(pd->ID()));
+    if (pd->init() && pd->init()->number() &&
+        !parseNumber(pd->init()->number(), pd->init()->MINUS() != nullptr))
+      lf.failed = true;
     if (pd->init() && pd->init()->ID()) {
       std::string init = pd->init()->ID()->getText();
       auto kind = symbolizeInit(init);
@@ -736,38 +828,17 @@ bool Generator::genLayerBody(LayerState &st) {
   P::ApplyEdgeStageContext *applyEdge = nullptr;
   P::GatherStageContext *gather = nullptr;
   P::ApplyVertexStageContext *applyVertex = nullptr;
-  llvm::StringMap<Location> paramSeen;
-  unsigned before = errors;
-  auto once = [&](auto *&slot, auto *stage, StringRef what) {
-    if (slot) {
-      auto d = error(loc(stage)) << "layer '" << text(st.decl->ID())
-                                 << "' has a second " << what << " stage";
-      d.attachNote(loc(slot)) << "first " << what << " here";
-      return;
-    }
-    slot = stage;
-  };
+  // Each stage appears at most once (checked in declareLayer).
   for (auto *item : st.decl->layerItem()) {
-    if (auto *pd = item->paramDecl()) {
-      std::string n = text(pd->ID());
-      if (auto it = paramSeen.find(n); it != paramSeen.end()) {
-        auto d = error(loc(pd->ID())) << "parameter '" << n
-                                      << "' is declared twice";
-        d.attachNote(it->second) << "first declared here";
-      }
-      paramSeen.try_emplace(n, loc(pd->ID()));
-    } else if (auto *s = item->scatterStage()) {
-      once(scatter, s, "scatter");
-    } else if (auto *s = item->applyEdgeStage()) {
-      once(applyEdge, s, "apply_edge");
-    } else if (auto *s = item->gatherStage()) {
-      once(gather, s, "gather");
-    } else if (auto *s = item->applyVertexStage()) {
-      once(applyVertex, s, "apply_vertex");
-    }
+    if (auto *s = item->scatterStage())
+      scatter = s;
+    else if (auto *s = item->applyEdgeStage())
+      applyEdge = s;
+    else if (auto *s = item->gatherStage())
+      gather = s;
+    else if (auto *s = item->applyVertexStage())
+      applyVertex = s;
   }
-  if (errors != before)
-    return false;
 
   b.setInsertionPointToEnd(st.entry);
   st.scattered["h"] = st.h;
@@ -842,7 +913,7 @@ bool Generator::genLayerBody(LayerState &st) {
 
 bool Generator::genScatter(LayerState &st, P::ScatterStageContext *s) {
   Body body(/*edge=*/false);
-  Frame f{Stage::Scatter, text(s->ID()), "", {}, &st, &body};
+  Frame f(Stage::Scatter, text(s->ID()), "", &st, &body);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(body.block);
   unsigned before = errors;
@@ -870,6 +941,8 @@ bool Generator::genScatter(LayerState &st, P::ScatterStageContext *s) {
   }
   b.setInsertionPointToEnd(st.entry);
   Value first = finishBody(body, loc(s), results);
+  if (!first)
+    return false;
   Operation *apply = first.getDefiningOp();
   for (auto [i, n] : llvm::enumerate(names))
     st.scattered[n] = apply->getResult(i);
@@ -889,7 +962,7 @@ Generator::genApplyEdge(LayerState &st, P::ApplyEdgeStageContext *s,
     return std::make_pair(scatterOf(st, 0, "h", l), Value());
   }
   Body body(/*edge=*/true);
-  Frame f{Stage::ApplyEdge, text(s->ID()), "", {}, &st, &body};
+  Frame f(Stage::ApplyEdge, text(s->ID()), "", &st, &body);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToEnd(body.block);
   unsigned before = errors;
@@ -920,6 +993,8 @@ Generator::genApplyEdge(LayerState &st, P::ApplyEdgeStageContext *s,
   }
   b.setInsertionPointToEnd(st.entry);
   Value first = finishBody(body, l, results);
+  if (!first)
+    return std::nullopt;
   Operation *apply = first.getDefiningOp();
   return std::make_pair(apply->getResult(0),
                         results.size() > 1 ? apply->getResult(1) : Value());
@@ -931,7 +1006,7 @@ Value Generator::genApplyVertex(LayerState &st, P::ApplyVertexStageContext *s,
     return aggregate;
   auto ids = s->ID();
   Body body(/*edge=*/false);
-  Frame f{Stage::ApplyVertex, text(ids[0]), text(ids[1]), {}, &st, &body};
+  Frame f(Stage::ApplyVertex, text(ids[0]), text(ids[1]), &st, &body);
   if (f.elem == f.agg) {
     error(loc(ids[1])) << "apply_vertex names its vertex and its aggregate "
                        << "differently: 'apply_vertex(v, a)'";
@@ -959,6 +1034,14 @@ Value Generator::genApplyVertex(LayerState &st, P::ApplyVertexStageContext *s,
 // Closes a body with a yield and wraps it in apply_edge/apply_vertex at the
 // builder's insertion point; returns the first result.
 Value Generator::finishBody(Body &body, Location l, ArrayRef<Value> results) {
+  for (Value r : results) {
+    Type elem = getElementTypeOrSelf(r.getType());
+    if (!isa<FloatType>(elem)) {
+      error(l) << "stage results are f32 features; this one holds " << elem
+               << " (class labels and vertex ids are not features)";
+      return {};
+    }
+  }
   OpBuilder inner(&ctx);
   inner.setInsertionPointToEnd(body.block);
   YieldOp::create(inner, l, results);
@@ -1017,13 +1100,10 @@ Value Generator::scatterOf(LayerState &st, int end, const std::string &name,
 
 Val Generator::eval(Frame &f, P::ExprContext *e) {
   if (auto *n = dynamic_cast<P::NumberExprContext *>(e)) {
-    std::string s = n->getText();
-    double v = std::strtod(s.c_str(), nullptr);
-    if (!std::isfinite(v)) {
-      error(loc(e)) << "number '" << s << "' is out of range for f32";
+    auto v = parseNumber(n->number(), false);
+    if (!v)
       return Val::error();
-    }
-    return Val::num(v, n->number()->INT() != nullptr);
+    return Val::num(*v, n->number()->INT() != nullptr);
   }
   if (auto *n = dynamic_cast<P::NameExprContext *>(e))
     return evalName(f, n->ID()->getSymbol());
@@ -1063,8 +1143,13 @@ Val Generator::eval(Frame &f, P::ExprContext *e) {
     return r;
   }
   auto *i = cast<P::InstanceExprContext>(e);
-  error(loc(e)) << "'" << i->getText() << "' names a layer instance; use one "
-                << "of its parameters: '" << i->getText() << ".W'";
+  auto d = error(loc(e)) << "'" << i->getText() << "' is not a value; a layer "
+                         << "instance is used through its parameters, as '"
+                         << i->getText() << ".<param>'";
+  auto it = instances.find(i->getText());
+  if (it != instances.end() && !it->second.empty())
+    d.attachNote() << "for example '" << i->getText() << "."
+                   << it->second.begin()->getKey() << "'";
   return Val::error();
 }
 
@@ -1093,6 +1178,22 @@ Val Generator::evalName(Frame &f, antlr4::Token *tok) {
       return Val::of(p);
     if (auto it = f.layer->intArgs.find(name); it != f.layer->intArgs.end())
       return Val::num(it->second, /*integral=*/true);
+  }
+  auto graphInput = llvm::find_if(
+      graphInputs, [&](const GraphInput &g) { return g.name == name; });
+  if (graphInput != graphInputs.end() &&
+      (graphInput->edge || f.stage != Stage::Model)) {
+    if (graphInput->edge)
+      error(l) << "edge input '" << name << "' is read in apply_edge as 'e."
+               << name << "'";
+    else if (f.stage == Stage::ApplyEdge)
+      error(l) << "vertex input '" << name << "' reaches edges through "
+               << "scatter: 'scatter(v) { " << name << " = v." << name
+               << "; }', then 'e.src." << name << "'";
+    else
+      error(l) << "graph input '" << name << "' is read through the vertex: '"
+               << f.elem << "." << name << "'";
+    return Val::error();
   }
   if (f.stage == Stage::Model) {
     if (auto it = layers.find(name); it != layers.end()) {
@@ -1130,8 +1231,10 @@ Val Generator::evalName(Frame &f, antlr4::Token *tok) {
 
 void Generator::suggest(InFlightDiagnostic &d, StringRef name,
                         ArrayRef<std::string> candidates) {
+  // Up to a third of the name may differ (at least one edit), so that short
+  // names are not matched to unrelated built-ins.
   std::string best;
-  unsigned bestDist = std::max<unsigned>(2, name.size() / 3) + 1;
+  unsigned bestDist = std::max<unsigned>(1, name.size() / 3) + 1;
   for (const std::string &c : candidates) {
     unsigned dist = name.edit_distance(c, true, bestDist);
     if (dist < bestDist) {
@@ -1273,6 +1376,13 @@ Val Generator::evalMember(Frame &f, P::MemberExprContext *e) {
       return Val::of(f.body->arg(name == "h" ? st.h : v));
   if (Value v = domainInput(st, name, l, /*edge=*/false))
     return Val::of(f.body->arg(v));
+  if (llvm::any_of(graphInputs, [&](const GraphInput &g) {
+        return g.edge && g.name == name;
+      })) {
+    error(l) << "'" << name << "' is an edge input; read it in apply_edge as "
+             << "'e." << name << "'";
+    return Val::error();
+  }
   auto d = error(l) << "vertex has no value '" << name << "'";
   std::vector<std::string> names{"h", "deg", "id"};
   for (const GraphInput &g : graphInputs)
@@ -1360,6 +1470,17 @@ Val Generator::evalCall(Frame &f, P::CallExprContext *e) {
   return evalBuiltin(f, fn, args, argExprs);
 }
 
+// A literal as f32; out-of-range values are errors, not infinities.
+std::optional<double> Generator::parseNumber(P::NumberContext *n, bool negate) {
+  std::string s = n->getText();
+  double v = std::strtod(s.c_str(), nullptr);
+  if (!std::isfinite(v) || std::fabs(v) > std::numeric_limits<float>::max()) {
+    error(loc(n)) << "number '" << s << "' is out of range for f32";
+    return std::nullopt;
+  }
+  return negate ? -v : v;
+}
+
 std::optional<double> Generator::numberArg(const Val &v, Location l,
                                            StringRef what) {
   if (v.kind == Kind::Number)
@@ -1370,8 +1491,13 @@ std::optional<double> Generator::numberArg(const Val &v, Location l,
 
 std::optional<int64_t> Generator::intArg(const Val &v, Location l,
                                          StringRef what) {
-  if (v.kind == Kind::Number && v.integral)
+  if (v.kind == Kind::Number && v.integral) {
+    if (std::fabs(v.number) > (1 << 30)) {
+      error(l) << what << " is too large (the limit is 2^30)";
+      return std::nullopt;
+    }
     return static_cast<int64_t>(v.number);
+  }
   error(l) << what << " must be an integer known at compile time";
   return std::nullopt;
 }
@@ -1508,7 +1634,7 @@ Val Generator::evalBinary(Frame &f, Location l, char op, Val lhs, Val rhs) {
   if (!lhs.ok() || !rhs.ok())
     return Val::error();
   if (lhs.kind == Kind::Number && rhs.kind == Kind::Number && op != '@') {
-    bool integral = lhs.integral && rhs.integral && op != '/';
+    bool integral = lhs.integral && rhs.integral;
     switch (op) {
     case '+':
       return Val::num(lhs.number + rhs.number, integral);
@@ -1521,7 +1647,8 @@ Val Generator::evalBinary(Frame &f, Location l, char op, Val lhs, Val rhs) {
         error(l) << "division by zero";
         return Val::error();
       }
-      return Val::num(lhs.number / rhs.number, false);
+      double q = lhs.number / rhs.number;
+      return Val::num(q, lhs.integral && rhs.integral && q == std::trunc(q));
     }
   }
   return lift(f, l, {lhs, rhs}, [&](ArrayRef<Value> xs) {
@@ -1594,7 +1721,7 @@ Val Generator::lift(Frame &f, Location l, ArrayRef<Val> operands,
     }
   }
   Body body(/*edge=*/false);
-  Frame inner{Stage::Model, "", "", {}, nullptr, &body};
+  Frame inner(Stage::Model, "", "", nullptr, &body);
   OpBuilder::InsertPoint outer = b.saveInsertionPoint();
   b.setInsertionPointToEnd(body.block);
   SmallVector<Value> xs;
@@ -1610,7 +1737,8 @@ Val Generator::lift(Frame &f, Location l, ArrayRef<Val> operands,
   b.restoreInsertionPoint(outer);
   if (!r)
     return Val::error();
-  return Val::of(finishBody(body, l, {r}));
+  Value result = finishBody(body, l, {r});
+  return result ? Val::of(result) : Val::error();
 }
 
 } // namespace

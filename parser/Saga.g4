@@ -13,7 +13,7 @@ decl
 
 // graph(self_loops) { vertex x: f32[1433]; edge w: f32 = 1.0; }
 graphDecl : 'graph' ('(' ID (',' ID)* ')')? '{' graphInput* '}' ;
-graphInput : kind=('vertex' | 'edge') ID ':' typeSpec ('=' number)? ';' ;
+graphInput : kind=('vertex' | 'edge') ID ':' typeSpec ('=' MINUS? number)? ';' ;
 
 // f32, f32[in, out], class[7]
 typeSpec : ID ('[' expr (',' expr)* ']')? ;
@@ -31,7 +31,7 @@ layerItem
 
 // param W: f32[in, out] = glorot;   param eps: f32 = 0.0;
 paramDecl : 'param' ID ':' typeSpec ('=' init)? ';' ;
-init : ID | number | '-' number ;
+init : ID | MINUS? number ;
 
 scatterStage : 'scatter' '(' ID ')' block ;
 applyEdgeStage : 'apply_edge' '(' ID ')' block ;
@@ -53,9 +53,9 @@ modelDecl : 'model' ID block ;
 expr
   : expr '(' (expr (',' expr)*)? ')'    # callExpr
   | expr '.' ID                         # memberExpr
-  | '-' expr                            # negExpr
+  | MINUS expr                           # negExpr
   | expr op=('*' | '/' | '@') expr      # mulExpr
-  | expr op=('+' | '-') expr            # addExpr
+  | expr op=('+' | MINUS) expr          # addExpr
   | number                              # numberExpr
   | ID '#' INT                          # instanceExpr
   | ID                                  # nameExpr
@@ -64,6 +64,8 @@ expr
   ;
 
 number : INT | FLOAT ;
+
+MINUS : '-' ;
 
 INT : [0-9]+ ;
 FLOAT : [0-9]+ '.' [0-9]+ EXPONENT? | '.' [0-9]+ EXPONENT? | [0-9]+ EXPONENT ;

@@ -12,7 +12,7 @@ using namespace saga;
 
 static std::string spellTokens(std::string s) {
   static const std::pair<std::regex, const char *> names[] = {
-      {std::regex("<EOF>"), "end of file"},
+      {std::regex("'<EOF>'|<EOF>"), "end of file"},
       {std::regex("\\bID\\b"), "a name"},
       {std::regex("\\bINT\\b"), "an integer"},
       {std::regex("\\bFLOAT\\b"), "a number"},
@@ -51,19 +51,23 @@ std::string saga::rewriteSyntaxMessage(const std::string &msg) {
     return "cannot parse " + spellTokens(input) +
            "; check for a missing operator, ';' or bracket";
   }
-  if (m.starts_with("token recognition error at: ")) {
-    std::string text = m.drop_front(28).str();
-    if (llvm::StringRef(text).starts_with("'/*"))
-      return "unterminated comment: '/*' without a closing '*/'";
-    return "unexpected character " + text;
-  }
+  if (m.starts_with("token recognition error at: "))
+    return "unexpected character " + m.drop_front(28).str();
   return msg;
 }
 
-void SyntaxErrorListener::syntaxError(antlr4::Recognizer *, antlr4::Token *,
-                                      size_t line, size_t charPositionInLine,
+void SyntaxErrorListener::syntaxError(antlr4::Recognizer *recognizer,
+                                      antlr4::Token *, size_t line,
+                                      size_t charPositionInLine,
                                       const std::string &msg,
                                       std::exception_ptr) {
+  // A bad character is dropped by the lexer; what the parser then trips over
+  // on the same line is a consequence, not a second error.
+  bool fromLexer = dynamic_cast<antlr4::Lexer *>(recognizer) != nullptr;
+  if (fromLexer)
+    lexerErrorLines.insert(line);
+  else if (lexerErrorLines.count(line))
+    return;
   ++errors;
   auto loc = mlir::FileLineColLoc::get(file, line, charPositionInLine + 1);
   mlir::emitError(loc) << rewriteSyntaxMessage(msg);

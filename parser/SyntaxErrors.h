@@ -13,6 +13,8 @@
 
 #include "antlr4-runtime.h"
 
+#include <set>
+
 namespace saga {
 
 class SyntaxErrorListener : public antlr4::BaseErrorListener {
@@ -29,6 +31,7 @@ public:
 private:
   mlir::StringAttr file;
   unsigned errors = 0;
+  std::set<size_t> lexerErrorLines;
 };
 
 /// ANTLR's message with token names spelled for users ("a name", "end of

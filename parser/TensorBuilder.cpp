@@ -5,9 +5,16 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
+#include <cstdio>
 
 using namespace mlir;
 using namespace saga;
+
+std::string saga::formatNumber(double value) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", value);
+  return buf;
+}
 
 static RankedTensorType tensorOf(Value v) {
   return cast<RankedTensorType>(v.getType());
@@ -46,7 +53,7 @@ Value TensorBuilder::binary(Location loc, char op, Value lhs, Value rhs) {
     return matmul(loc, lhs, rhs);
   auto shape = broadcastShapes(tensorOf(lhs).getShape(), tensorOf(rhs).getShape());
   if (failed(shape)) {
-    emitError(loc) << "operands of '" << op << "' have shapes " << shapeOf(lhs)
+    error(loc) << "operands of '" << op << "' have shapes " << shapeOf(lhs)
                    << " and " << shapeOf(rhs)
                    << ", which do not broadcast (dimensions must be equal or 1, "
                    << "aligned from the right)";
@@ -69,12 +76,12 @@ Value TensorBuilder::binary(Location loc, char op, Value lhs, Value rhs) {
 Value TensorBuilder::matmul(Location loc, Value lhs, Value rhs) {
   ArrayRef<int64_t> a = tensorOf(lhs).getShape(), c = tensorOf(rhs).getShape();
   if (a.empty() || c.empty()) {
-    emitError(loc) << "'@' needs operands of rank >= 1, got " << shapeOf(lhs)
+    error(loc) << "'@' needs operands of rank >= 1, got " << shapeOf(lhs)
                    << " @ " << shapeOf(rhs) << "; use '*' to scale";
     return {};
   }
   if (a.back() != c.front()) {
-    emitError(loc) << "'@' contracts the last dimension of the left side with "
+    error(loc) << "'@' contracts the last dimension of the left side with "
                    << "the first of the right: " << shapeOf(lhs) << " @ "
                    << shapeOf(rhs) << " (" << a.back() << " vs " << c.front()
                    << ")";
@@ -92,7 +99,8 @@ Value TensorBuilder::unary(Location loc, StringRef fn, Value x) {
 
 Value TensorBuilder::leakyRelu(Location loc, Value x, double slope) {
   if (slope < 0) {
-    emitError(loc) << "leaky_relu slope must be non-negative, got " << slope;
+    error(loc) << "leaky_relu slope must be non-negative, got "
+               << formatNumber(slope);
     return {};
   }
   return LeakyReluOp::create(b, loc, x.getType(), x, b.getF64FloatAttr(slope));
@@ -100,7 +108,7 @@ Value TensorBuilder::leakyRelu(Location loc, Value x, double slope) {
 
 Value TensorBuilder::dropout(Location loc, Value x, double rate) {
   if (!(rate >= 0.0 && rate < 1.0)) {
-    emitError(loc) << "dropout rate must be in [0, 1), got " << rate;
+    error(loc) << "dropout rate must be in [0, 1), got " << formatNumber(rate);
     return {};
   }
   return DropoutOp::create(b, loc, x.getType(), x, b.getF64FloatAttr(rate));
@@ -111,7 +119,7 @@ Value TensorBuilder::reduce(Location loc, ReduceKind kind, Value x,
   ArrayRef<int64_t> shape = tensorOf(x).getShape();
   int64_t rank = shape.size();
   if (axis < -rank || axis >= rank) {
-    emitError(loc) << stringifyReduceKind(kind) << " over axis " << axis
+    error(loc) << stringifyReduceKind(kind) << " over axis " << axis
                    << " of a value of shape " << shapeOf(x)
                    << ": the axis must be in [" << -rank << ", " << rank << ")";
     return {};
@@ -125,14 +133,14 @@ Value TensorBuilder::reduce(Location loc, ReduceKind kind, Value x,
 Value TensorBuilder::concat(Location loc, ArrayRef<Value> xs) {
   ArrayRef<int64_t> first = tensorOf(xs[0]).getShape();
   if (first.empty()) {
-    emitError(loc) << "concat joins along the last axis; scalars have none";
+    error(loc) << "concat joins along the last axis; scalars have none";
     return {};
   }
   SmallVector<int64_t> shape(first);
   for (Value x : xs.drop_front()) {
     ArrayRef<int64_t> s = tensorOf(x).getShape();
     if (s.size() != first.size() || s.drop_back() != first.drop_back()) {
-      emitError(loc) << "concat joins along the last axis, so all other "
+      error(loc) << "concat joins along the last axis, so all other "
                      << "dimensions must agree: " << formatShape(first)
                      << " vs " << formatShape(s);
       return {};
@@ -146,7 +154,7 @@ Value TensorBuilder::concat(Location loc, ArrayRef<Value> xs) {
 Value TensorBuilder::reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
   auto type = RankedTensorType::get(shape, tensorOf(x).getElementType());
   if (type.getNumElements() != tensorOf(x).getNumElements()) {
-    emitError(loc) << "cannot reshape " << shapeOf(x) << " ("
+    error(loc) << "cannot reshape " << shapeOf(x) << " ("
                    << tensorOf(x).getNumElements() << " elements) to "
                    << formatShape(shape) << " (" << type.getNumElements()
                    << " elements)";

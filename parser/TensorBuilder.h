@@ -18,7 +18,8 @@ namespace saga {
 /// Every method returns a null Value after reporting an error.
 class TensorBuilder {
 public:
-  explicit TensorBuilder(mlir::OpBuilder &b) : b(b) {}
+  /// `errors` counts every error reported, so callers know to stop.
+  TensorBuilder(mlir::OpBuilder &b, unsigned &errors) : b(b), errors(errors) {}
 
   mlir::Value constant(mlir::Location loc, double value);
   /// `+ - * /` with broadcasting, or `@`.
@@ -38,8 +39,16 @@ public:
 
 private:
   mlir::Value matmul(mlir::Location loc, mlir::Value lhs, mlir::Value rhs);
+  mlir::InFlightDiagnostic error(mlir::Location loc) {
+    ++errors;
+    return mlir::emitError(loc);
+  }
   mlir::OpBuilder &b;
+  unsigned &errors;
 };
+
+/// A number as a user wrote it: `0.5`, `1e-05`, not `5.000000e-01`.
+std::string formatNumber(double value);
 
 } // namespace saga
 

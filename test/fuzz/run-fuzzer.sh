@@ -15,6 +15,6 @@ cmake --build build-fuzz --target saga-fuzz-frontend
 corpus=build-fuzz/fuzz-corpus
 mkdir -p "$corpus"
 cp examples/*.saga "$corpus/"
-ASAN_OPTIONS=detect_leaks=0 ./build-fuzz/bin/saga-fuzz-frontend "$corpus" \
+ASAN_OPTIONS=detect_leaks=0:allow_user_poisoning=0 ./build-fuzz/bin/saga-fuzz-frontend "$corpus" \
   -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=4096 \
   -dict=test/fuzz/saga.dict 2>&1 | tail -n 25
