@@ -1,0 +1,48 @@
+//===- Graph.h - a directed graph in both CSR orders ------------*- C++ -*-===//
+//
+// Edges are numbered in input order (ids 0..E-1); optional self loops are
+// appended after them (ids E..E+V-1). CSR by destination drives pull-style
+// gathers; CSR by source drives push-style (backward) propagation. Both keep
+// each edge's id, which is the mapping between the two orders and the index
+// of per-edge inputs. 32-bit vertex ids, 64-bit offsets.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_GRAPH_H
+#define SAGA_RUNTIME_GRAPH_H
+
+#include <cstdint>
+#include <vector>
+
+namespace saga {
+
+struct Graph {
+  int32_t numVertices = 0;
+  int64_t numEdges = 0; // including self loops added by `build`
+  bool selfLoops = false;
+
+  // In-edges of v: positions inOffsets[v] .. inOffsets[v+1]-1, with source
+  // inSources[i] and edge id inEdgeIds[i]. Sorted by (dst, src, id).
+  std::vector<int64_t> inOffsets;
+  std::vector<int32_t> inSources;
+  std::vector<int64_t> inEdgeIds;
+
+  // Out-edges of u, likewise: outTargets[i], outEdgeIds[i].
+  std::vector<int64_t> outOffsets;
+  std::vector<int32_t> outTargets;
+  std::vector<int64_t> outEdgeIds;
+
+  /// Builds both CSR orders from an edge list (src[i] -> dst[i]); with
+  /// `addSelfLoops`, appends v -> v for every vertex. Ids must be in range
+  /// (loaders check and report; this asserts).
+  static Graph build(int32_t numVertices, const std::vector<int32_t> &src,
+                     const std::vector<int32_t> &dst, bool addSelfLoops);
+
+  int64_t inDegree(int32_t v) const { return inOffsets[v + 1] - inOffsets[v]; }
+  /// In-degrees as floats (the `v.deg` of the language).
+  std::vector<float> inDegrees() const;
+};
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_GRAPH_H

@@ -1,0 +1,53 @@
+//===- Loaders.h - graph and feature files ----------------------*- C++ -*-===//
+//
+// Readers for the formats users have. Malformed input is an llvm::Error whose
+// message names the file, the line and what was wrong ("cora/edges.txt:17:
+// vertex id 2708 is out of range [0, 2708)"); never a crash or a silent
+// truncation.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_LOADERS_H
+#define SAGA_RUNTIME_LOADERS_H
+
+#include "runtime/Graph.h"
+#include "runtime/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <vector>
+
+namespace saga {
+
+/// An edge list: `src dst` per line.
+struct EdgeList {
+  int32_t numVertices = 0; // 1 + the largest id, or as given
+  std::vector<int32_t> src, dst;
+};
+
+/// A node-classification dataset: graph, features, labels, split.
+struct Dataset {
+  std::string name;
+  EdgeList edges;        // directed edges (undirected inputs listed both ways)
+  Tensor features;       // [numVertices, numFeatures] f32
+  std::vector<int32_t> labels; // -1 where unlabelled
+  int32_t numClasses = 0;
+  std::vector<int32_t> train, val, test;
+};
+
+/// Reads a plain edge list: one `src dst` pair of non-negative integers per
+/// line; blank lines and lines starting with '#' or '%' are skipped. With
+/// `numVertices` < 0 the vertex count is 1 + the largest id; otherwise ids
+/// must be below it.
+llvm::Expected<EdgeList> loadEdgeList(const std::string &path,
+                                      int64_t numVertices = -1);
+
+/// Reads the Planetoid text form (examples/data/<name>/: meta.txt, edges.txt,
+/// features.txt, labels.txt, train.txt, val.txt, test.txt; see
+/// examples/data/README.md). Undirected edges become both directions.
+llvm::Expected<Dataset> loadPlanetoid(const std::string &dir);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_LOADERS_H

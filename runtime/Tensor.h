@@ -1,0 +1,54 @@
+//===- Tensor.h - dense row-major host tensors ------------------*- C++ -*-===//
+//
+// A graph-wide value in host memory: one row per vertex (or edge), each row a
+// row-major feature tensor. f32 features and i32 labels/ids.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_TENSOR_H
+#define SAGA_RUNTIME_TENSOR_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+enum class DType { F32, I32 };
+
+class Tensor {
+public:
+  Tensor() = default;
+  /// Zero-initialised; `shape[0]` is the row count.
+  Tensor(std::vector<int64_t> shape, DType dtype = DType::F32);
+
+  const std::vector<int64_t> &shape() const { return shape_; }
+  DType dtype() const { return dtype_; }
+  int64_t rows() const { return shape_.empty() ? 1 : shape_[0]; }
+  /// Elements per row (the product of all but the first dimension).
+  int64_t rowSize() const;
+  int64_t numElements() const;
+
+  float *f32() { return reinterpret_cast<float *>(data_.data()); }
+  const float *f32() const {
+    return reinterpret_cast<const float *>(data_.data());
+  }
+  int32_t *i32() { return reinterpret_cast<int32_t *>(data_.data()); }
+  const int32_t *i32() const {
+    return reinterpret_cast<const int32_t *>(data_.data());
+  }
+  void *data() { return data_.data(); }
+
+  /// `[2708, 1433] f32`, for messages.
+  std::string describe() const;
+
+private:
+  std::vector<int64_t> shape_;
+  DType dtype_ = DType::F32;
+  // 4-byte elements; storage as uint32_t keeps 4-byte alignment for both.
+  std::vector<uint32_t> data_;
+};
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_TENSOR_H
