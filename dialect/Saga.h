@@ -29,6 +29,10 @@
 #include "dialect/SagaTypes.h.inc"
 
 namespace saga {
+/// Registers the saga dialect and every dialect and interface its pipelines
+/// use (func with its inliner, arith, scf, memref, math).
+void registerSagaDialects(mlir::DialectRegistry &registry);
+
 /// Shared verifiers named from ODS (`extraClassDefinition`).
 llvm::LogicalResult verifyBroadcastOp(mlir::Operation *op);
 llvm::LogicalResult verifyApplyOp(mlir::Operation *op, bool edgeDomain);

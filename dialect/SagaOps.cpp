@@ -348,5 +348,87 @@ LogicalResult L2Op::verify() {
   return success();
 }
 
+//===----------------------------------------------------------------------===//
+// Graph-tensor and plan levels
+//===----------------------------------------------------------------------===//
+
+LogicalResult PropagateOp::verify() {
+  Block &block = getBody().front();
+  if (block.getNumArguments() != getNumOperands())
+    return emitOpError() << "body takes "
+                         << count(block.getNumArguments(), "argument")
+                         << " but the op has "
+                         << count(getNumOperands(), "operand");
+  auto check = [&](ValueRange values, bool edge, StringRef group,
+                   unsigned first) -> LogicalResult {
+    for (auto [i, v] : llvm::enumerate(values)) {
+      auto type = cast<DomainType>(v.getType());
+      if (type.isEdgeDomain() != edge)
+        return emitOpError() << group << " operand #" << i << " must be "
+                             << article(edge) << " " << domainName(edge)
+                             << " value, not " << v.getType();
+      if (block.getArgument(first + i).getType() != type.getElementTensorType())
+        return emitOpError() << "body argument #" << first + i
+                             << " must be " << type.getElementTensorType();
+    }
+    return success();
+  };
+  if (failed(check(getSrcs(), false, "src", 0)) ||
+      failed(check(getDsts(), false, "dst", getSrcs().size())) ||
+      failed(check(getEdges(), true, "edge",
+                   getSrcs().size() + getDsts().size())))
+    return failure();
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return emitOpError() << "body must end with saga.yield";
+  bool softmax = getKind() == GatherKind::softmax_sum;
+  unsigned expected = softmax ? 2 : 1;
+  if (yield.getNumOperands() != expected)
+    return emitOpError() << "body yields "
+                         << count(yield.getNumOperands(), "value") << " but "
+                         << stringifyGatherKind(getKind()) << " needs "
+                         << (softmax ? "a message and a score" : "a message");
+  auto result = cast<DomainType>(getType());
+  if (result.isEdgeDomain())
+    return emitOpError() << "produces a vertex value, not " << getType();
+  if (yield.getOperand(0).getType() != result.getElementTensorType())
+    return emitOpError() << "message type " << yield.getOperand(0).getType()
+                         << " differs from the result's per-vertex "
+                         << result.getElementTensorType();
+  if (softmax) {
+    ArrayRef<int64_t> s = shapeOf(yield.getOperand(1)),
+                      v = result.getShape();
+    if (s.size() > v.size() || s != v.take_front(s.size()))
+      return emitOpError() << "score shape " << formatShape(s)
+                           << " must be a prefix of the message shape "
+                           << formatShape(v);
+  }
+  return success();
+}
+
+LogicalResult LinearOp::verify() {
+  auto in = cast<VertexType>(getInput().getType());
+  auto out = cast<VertexType>(getType());
+  ArrayRef<int64_t> w = shapeOf(getWeight());
+  if (in.getShape().size() != 1)
+    return emitOpError() << "input must be one vector per vertex, got "
+                         << in;
+  if (w.size() < 2 || w.front() != in.getShape()[0])
+    return emitOpError() << "weight " << formatShape(w)
+                         << " must be [" << in.getShape()[0] << ", ...]";
+  if (out.getShape() != w.drop_front())
+    return emitOpError() << "result per-vertex shape must be "
+                         << formatShape(w.drop_front());
+  return success();
+}
+
+LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto fn = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this,
+                                                              getCalleeAttr());
+  if (!fn)
+    return emitOpError() << "kernel '" << getCallee() << "' is not a function";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialect/SagaOps.cpp.inc"

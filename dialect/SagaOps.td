@@ -149,7 +149,7 @@ def Saga_GatherOp : Saga_Op<"gather", [Pure]> {
 }
 
 def Saga_YieldOp : Saga_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["ApplyEdgeOp", "ApplyVertexOp"]>]> {
+    ParentOneOf<["ApplyEdgeOp", "ApplyVertexOp", "PropagateOp"]>]> {
   let summary = "the per-element results of a stage body";
   let arguments = (ins Variadic<Saga_Tensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
@@ -386,6 +386,97 @@ def Saga_ReturnOp : Saga_Op<"return", [Pure, Terminator,
   let arguments = (ins Variadic<AnyType>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` qualified(type($values)))?";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Graph-tensor level (DESIGN.md level 2): whole-domain operators
+//===----------------------------------------------------------------------===//
+
+def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
+                                             AttrSizedOperandSegments]> {
+  let summary = "fused scatter, edge function and gather (generalised SpMM)";
+  let description = [{
+    For every vertex v, evaluates the body once per in-edge (u -> v) on the
+    rows of the `src` values at u, the `dst` values at v and the `edge`
+    values at the edge, and reduces the yielded messages with `kind` into v's
+    row of the result. Edge tensors are never materialised. With
+    `softmax_sum` the body yields a second value, the score, whose shape is a
+    prefix of the message's; the reduction is the softmax-weighted sum over
+    v's in-edges. Vertices without in-edges get zeros.
+
+    The body's block arguments are the per-element tensors of the operands,
+    in the order src, dst, edge.
+
+    ```mlir
+    %a = saga.propagate sum src(%h) dst() edge(%w)
+           : (!saga.vertex<16xf32>, !saga.edge<f32>) -> !saga.vertex<16xf32> {
+    ^bb0(%x: tensor<16xf32>, %ew: tensor<f32>):
+      %m = saga.mul %x, %ew : tensor<16xf32>, tensor<f32> -> tensor<16xf32>
+      saga.yield %m : tensor<16xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Saga_GatherKind:$kind, Variadic<Saga_AnyDomain>:$srcs,
+                       Variadic<Saga_AnyDomain>:$dsts,
+                       Variadic<Saga_AnyDomain>:$edges);
+  let results = (outs Saga_AnyDomain:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $kind `src` `(` $srcs `)` `dst` `(` $dsts `)` `edge` `(` $edges `)`
+    attr-dict `:` functional-type(operands, $result) $body
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_LinearOp : Saga_Op<"linear", [Pure]> {
+  let summary = "a per-vertex vector-matrix product batched into one GEMM";
+  let description = [{
+    `result[v] = input[v] @ weight` for every vertex v, with the input a
+    vector per vertex and the weight `[k, n...]`: one `[V, k] x [k, N]`
+    matrix product.
+
+    ```mlir
+    %y = saga.linear %x, %W : !saga.vertex<1433xf32>, tensor<1433x16xf32> -> !saga.vertex<16xf32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$input, Saga_Tensor:$weight);
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = [{
+    $input `,` $weight attr-dict `:` qualified(type($input)) `,`
+    type($weight) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Plan level (DESIGN.md level 4): the steps the runtime carries out
+//===----------------------------------------------------------------------===//
+
+def Saga_LaunchOp : Saga_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "run a generated kernel over every vertex";
+  let description = [{
+    Calls the kernel function `callee` for ranges of vertex rows (split over
+    the runtime's threads). The kernel takes the row range, then (for a
+    `propagate` kernel) the graph's CSR by destination, then one buffer per
+    operand and per result, each a flat `memref<?xT>` of rows. The runtime
+    allocates the results.
+
+    ```mlir
+    %o = saga.launch @kernel_0(%a, %W) : (!saga.vertex<16xf32>, tensor<16x7xf32>) -> !saga.vertex<7xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$callee,
+                       Variadic<AnyType>:$operands, UnitAttr:$propagate);
+  let results = (outs Variadic<Saga_AnyDomain>:$results);
+  let assemblyFormat = [{
+    $callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)
+  }];
+}
+
+def Saga_ReleaseOp : Saga_Op<"release"> {
+  let summary = "the last use of a buffer: the runtime may free it";
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` qualified(type($value))";
 }
 
 #endif // SAGA_OPS_TD

@@ -801,6 +801,7 @@ LayerFunc &Generator::instantiate(P::LayerDeclContext *decl,
   st.func = func::FuncOp::create(b, loc(decl->ID()), funcName,
                                  b.getFunctionType({}, {}));
   SymbolTable(module).insert(st.func); // renames on a clash
+  st.func.setPrivate(); // inlined into the model by lowering
   st.entry = st.func.addEntryBlock();
   st.h = st.entry->addArgument(inputType, callLoc);
   // Graph inputs used by the body are inserted after `h` as they are met;

@@ -33,8 +33,10 @@ struct Graph {
   std::vector<int64_t> outEdgeIds;
 
   /// Builds both CSR orders from an edge list (src[i] -> dst[i]); with
-  /// `addSelfLoops`, appends v -> v for every vertex. Ids must be in range
-  /// (loaders check and report; this asserts).
+  /// `addSelfLoops`, appends v -> v for every vertex (self loops already in
+  /// the input are kept: such a vertex then has two). Ids must be in range
+  /// (loaders check and report; this aborts with a message, in release builds
+  /// too). O(V + E): counting sorts, no per-vertex containers.
   static Graph build(int32_t numVertices, const std::vector<int32_t> &src,
                      const std::vector<int32_t> &dst, bool addSelfLoops);
 

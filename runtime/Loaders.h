@@ -29,7 +29,10 @@ struct EdgeList {
 /// A node-classification dataset: graph, features, labels, split.
 struct Dataset {
   std::string name;
-  EdgeList edges;        // directed edges (undirected inputs listed both ways)
+  /// Directed edges: undirected inputs listed both ways, line i of edges.txt
+  /// (u v) as edge 2i = u -> v and edge 2i+1 = v -> u (the reverse of e is
+  /// e ^ 1).
+  EdgeList edges;
   Tensor features;       // [numVertices, numFeatures] f32
   std::vector<int32_t> labels; // -1 where unlabelled
   int32_t numClasses = 0;
@@ -46,6 +49,10 @@ llvm::Expected<EdgeList> loadEdgeList(const std::string &path,
 /// Reads the Planetoid text form (examples/data/<name>/: meta.txt, edges.txt,
 /// features.txt, labels.txt, train.txt, val.txt, test.txt; see
 /// examples/data/README.md). Undirected edges become both directions.
+/// Besides the syntax it checks line counts against meta.txt, self loops and
+/// repeated edges, repeated feature entries, label ranges and the splits
+/// (labelled, disjoint). A dataset whose meta.txt says its features are
+/// `missing` is rejected.
 llvm::Expected<Dataset> loadPlanetoid(const std::string &dir);
 
 } // namespace saga

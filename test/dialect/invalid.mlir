@@ -390,7 +390,7 @@ func.func @apply_nested_stage(%h: !saga.vertex<16xf32>) {
 
 // Tests that saga.yield is only valid inside a stage body.
 func.func @yield_outside(%x: tensor<16xf32>) {
-  // expected-error @+1 {{'saga.yield' op expects parent op to be one of 'saga.apply_edge, saga.apply_vertex'}}
+  // expected-error @+1 {{'saga.yield' op expects parent op to be one of 'saga.apply_edge, saga.apply_vertex, saga.propagate'}}
   saga.yield %x : tensor<16xf32>
 }
 

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "dialect/Saga.h"
+#include "passes/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -15,9 +16,9 @@
 
 int main(int argc, char **argv) {
   mlir::registerTransformsPasses();
+  saga::registerAllSagaPasses();
   mlir::DialectRegistry registry;
-  registry.insert<saga::SagaDialect, mlir::func::FuncDialect,
-                  mlir::arith::ArithDialect>();
+  saga::registerSagaDialects(registry);
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Saga optimizer driver\n", registry));
 }

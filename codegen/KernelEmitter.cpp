@@ -1,0 +1,601 @@
+//===- KernelEmitter.cpp - loop kernels from stage bodies -----------------===//
+//
+// A stage body computes on small per-element tensors. Each value of the body
+// becomes a `RowVal`: a row-major window (buffer + offset + static shape) of
+// an input buffer, a scratch buffer hoisted to the kernel's entry, or a
+// scalar SSA value. Each op becomes a loop (flat where shapes agree, a nest
+// with broadcast strides otherwise) over loads, arith/math and stores. The
+// innermost loop always runs over the contiguous feature axis, which is what
+// LLVM vectorises.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/KernelEmitter.h"
+
+#include "dialect/Saga.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/SetVector.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace saga;
+
+namespace {
+
+struct RowVal {
+  Value buf;    // a memref, or null for a scalar
+  Value offset; // index of the first element in `buf`
+  SmallVector<int64_t> shape;
+  Value scalar; // the value itself when `buf` is null (a splat constant)
+  Type elemType;
+
+  int64_t numElements() const {
+    int64_t n = 1;
+    for (int64_t d : shape)
+      n *= d;
+    return n;
+  }
+};
+
+int64_t product(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+class Emitter {
+public:
+  Emitter(OpBuilder &b, Location loc, Block *entry)
+      : b(b), loc(loc), entry(entry) {}
+
+  Value index(int64_t v) {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  }
+  Value f32(double v) {
+    return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(v));
+  }
+  Value add(Value a, Value c) { return arith::AddIOp::create(b, loc, a, c); }
+  Value mul(Value a, Value c) { return arith::MulIOp::create(b, loc, a, c); }
+
+  /// A scratch buffer of `n` elements, allocated once at the kernel's entry.
+  Value scratch(int64_t n, Type elem) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(entry);
+    return memref::AllocaOp::create(b, loc, MemRefType::get({n}, elem));
+  }
+
+  RowVal newRow(ArrayRef<int64_t> shape, Type elem) {
+    return {scratch(product(shape), elem), index(0),
+            SmallVector<int64_t>(shape), Value(), elem};
+  }
+
+  Value load(const RowVal &r, Value i) {
+    if (!r.buf)
+      return r.scalar;
+    return memref::LoadOp::create(b, loc, r.buf, ValueRange{add(r.offset, i)});
+  }
+  void store(const RowVal &r, Value i, Value v) {
+    memref::StoreOp::create(b, loc, v, r.buf, ValueRange{add(r.offset, i)});
+  }
+
+  /// `for i in [0, n)`: the body runs with the insertion point inside.
+  void forEach(int64_t n, function_ref<void(Value)> body) {
+    if (n == 1) {
+      body(index(0));
+      return;
+    }
+    forRange(index(0), index(n), body);
+  }
+  void forRange(Value lo, Value hi, function_ref<void(Value)> body) {
+    auto loop = scf::ForOp::create(b, loc, lo, hi, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(loop.getBody()->getTerminator());
+    body(loop.getInductionVar());
+  }
+
+  /// Loops over every multi-index of `shape`, innermost last.
+  void forNest(ArrayRef<int64_t> shape, SmallVector<Value> &ivs,
+               function_ref<void(ArrayRef<Value>)> body) {
+    if (ivs.size() == shape.size()) {
+      body(ivs);
+      return;
+    }
+    forEach(shape[ivs.size()], [&](Value iv) {
+      ivs.push_back(iv);
+      forNest(shape, ivs, body);
+      ivs.pop_back();
+    });
+  }
+
+  /// Linear index into an operand of shape `s` broadcast to `out`.
+  Value broadcastIndex(ArrayRef<Value> ivs, ArrayRef<int64_t> out,
+                       ArrayRef<int64_t> s) {
+    Value idx = index(0);
+    int64_t stride = 1;
+    for (int64_t d = s.size() - 1; d >= 0; --d) {
+      int64_t od = out.size() - s.size() + d;
+      if (s[d] != 1)
+        idx = add(idx, mul(ivs[od], index(stride)));
+      stride *= s[d];
+    }
+    return idx;
+  }
+
+  void copy(const RowVal &from, const RowVal &to) {
+    forEach(from.numElements(),
+            [&](Value i) { store(to, i, load(from, i)); });
+  }
+
+  FailureOr<RowVal> emitOp(Operation &op, DenseMap<Value, RowVal> &vals);
+
+  OpBuilder &b;
+  Location loc;
+  Block *entry;
+
+private:
+  RowVal elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
+                     function_ref<Value(ArrayRef<Value>)> fn);
+};
+
+RowVal Emitter::elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
+                            function_ref<Value(ArrayRef<Value>)> fn) {
+  RowVal out = newRow(outShape, ins[0].elemType);
+  int64_t n = product(outShape);
+  bool flat = llvm::all_of(ins, [&](const RowVal &r) {
+    return r.shape == SmallVector<int64_t>(outShape) || r.numElements() == 1;
+  });
+  if (flat) {
+    forEach(n, [&](Value i) {
+      SmallVector<Value> xs;
+      for (const RowVal &r : ins)
+        xs.push_back(load(r, r.numElements() == 1 ? index(0) : i));
+      store(out, i, fn(xs));
+    });
+    return out;
+  }
+  SmallVector<Value> ivs;
+  forNest(outShape, ivs, [&](ArrayRef<Value> iv) {
+    SmallVector<Value> xs;
+    for (const RowVal &r : ins)
+      xs.push_back(load(r, broadcastIndex(iv, outShape, r.shape)));
+    store(out, broadcastIndex(iv, outShape, outShape), fn(xs));
+  });
+  return out;
+}
+
+FailureOr<RowVal> Emitter::emitOp(Operation &op,
+                                  DenseMap<Value, RowVal> &vals) {
+  auto in = [&](unsigned i) { return vals.lookup(op.getOperand(i)); };
+  auto resultShape = [&]() {
+    return SmallVector<int64_t>(
+        cast<RankedTensorType>(op.getResult(0).getType()).getShape());
+  };
+  auto contract = arith::FastMathFlagsAttr::get(b.getContext(),
+                                                arith::FastMathFlags::contract);
+  auto unary = [&](function_ref<Value(Value)> fn) {
+    return elementwise({in(0)}, in(0).shape,
+                       [&](ArrayRef<Value> x) { return fn(x[0]); });
+  };
+  auto binary = [&](function_ref<Value(Value, Value)> fn) {
+    return elementwise({in(0), in(1)}, resultShape(),
+                       [&](ArrayRef<Value> x) { return fn(x[0], x[1]); });
+  };
+
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || !dense.isSplat() ||
+        !isa<FloatType>(dense.getElementType())) {
+      op.emitOpError() << "only splat float constants can be lowered";
+      return failure();
+    }
+    RowVal r;
+    r.shape.assign(dense.getType().getShape().begin(),
+                   dense.getType().getShape().end());
+    r.elemType = dense.getElementType();
+    r.scalar = arith::ConstantOp::create(
+        b, loc, FloatAttr::get(r.elemType,
+                               dense.getSplatValue<APFloat>().convertToDouble()));
+    if (r.numElements() != 1) {
+      RowVal full = newRow(r.shape, r.elemType);
+      forEach(full.numElements(), [&](Value i) { store(full, i, r.scalar); });
+      return full;
+    }
+    return r;
+  }
+  if (isa<AddOp>(op))
+    return binary([&](Value x, Value y) {
+      return arith::AddFOp::create(b, loc, x, y, contract);
+    });
+  if (isa<SubOp>(op))
+    return binary([&](Value x, Value y) {
+      return arith::SubFOp::create(b, loc, x, y, contract);
+    });
+  if (isa<MulOp>(op))
+    return binary([&](Value x, Value y) {
+      return arith::MulFOp::create(b, loc, x, y, contract);
+    });
+  if (isa<DivOp>(op))
+    return binary([&](Value x, Value y) {
+      return arith::DivFOp::create(b, loc, x, y);
+    });
+  if (isa<NegOp>(op))
+    return unary([&](Value x) { return arith::NegFOp::create(b, loc, x); });
+  if (isa<ReluOp>(op))
+    return unary([&](Value x) {
+      return arith::MaximumFOp::create(b, loc, x, f32(0.0));
+    });
+  if (isa<EluOp>(op))
+    return unary([&](Value x) {
+      Value em1 = arith::SubFOp::create(b, loc, math::ExpOp::create(b, loc, x),
+                                        f32(1.0));
+      Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                        f32(0.0));
+      return arith::SelectOp::create(b, loc, pos, x, em1);
+    });
+  if (auto leaky = dyn_cast<LeakyReluOp>(op)) {
+    double slope = leaky.getSlope().convertToDouble();
+    return unary([&](Value x) {
+      Value pos = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                        f32(0.0));
+      Value neg = arith::MulFOp::create(b, loc, x, f32(slope));
+      return arith::SelectOp::create(b, loc, pos, x, neg);
+    });
+  }
+  if (isa<SigmoidOp>(op))
+    return unary([&](Value x) {
+      Value e = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+      return arith::DivFOp::create(
+          b, loc, f32(1.0), arith::AddFOp::create(b, loc, f32(1.0), e));
+    });
+  if (isa<TanhOp>(op))
+    return unary([&](Value x) { return math::TanhOp::create(b, loc, x); });
+  if (isa<ExpOp>(op))
+    return unary([&](Value x) { return math::ExpOp::create(b, loc, x); });
+  if (isa<LogOp>(op))
+    return unary([&](Value x) { return math::LogOp::create(b, loc, x); });
+  if (isa<RsqrtOp>(op))
+    return unary([&](Value x) { return math::RsqrtOp::create(b, loc, x); });
+  if (isa<AbsOp>(op))
+    return unary([&](Value x) { return math::AbsFOp::create(b, loc, x); });
+  if (isa<DropoutOp>(op))
+    return in(0); // inference: the identity
+  if (isa<ReshapeOp>(op)) {
+    RowVal r = in(0);
+    r.shape = resultShape();
+    return r;
+  }
+  if (auto mm = dyn_cast<MatmulOp>(op)) {
+    RowVal a = in(0), w = in(1);
+    int64_t k = a.shape.back();
+    int64_t m = a.numElements() / k, n = w.numElements() / k;
+    RowVal out = newRow(resultShape(), a.elemType);
+    forEach(m * n, [&](Value i) { store(out, i, f32(0.0)); });
+    // out[i, j] += a[i, l] * w[l, j], j innermost (contiguous in w and out).
+    forEach(m, [&](Value i) {
+      forEach(k, [&](Value l) {
+        Value x = load(a, add(mul(i, index(k)), l));
+        forEach(n, [&](Value j) {
+          Value o = add(mul(i, index(n)), j);
+          Value prod = arith::MulFOp::create(
+              b, loc, x, load(w, add(mul(l, index(n)), j)), contract);
+          store(out, o, arith::AddFOp::create(b, loc, load(out, o), prod,
+                                              contract));
+        });
+      });
+    });
+    return out;
+  }
+  if (auto red = dyn_cast<ReduceOp>(op)) {
+    RowVal x = in(0);
+    int64_t rank = x.shape.size();
+    int64_t axis = static_cast<int64_t>(red.getAxis());
+    if (axis < 0)
+      axis += rank;
+    int64_t pre = product(ArrayRef<int64_t>(x.shape).take_front(axis));
+    int64_t len = x.shape[axis];
+    int64_t post = product(ArrayRef<int64_t>(x.shape).drop_front(axis + 1));
+    RowVal out = newRow(resultShape(), x.elemType);
+    ReduceKind kind = red.getKind();
+    double init = kind == ReduceKind::max ? -std::numeric_limits<float>::infinity()
+                  : kind == ReduceKind::min ? std::numeric_limits<float>::infinity()
+                                            : 0.0;
+    forEach(pre * post, [&](Value i) { store(out, i, f32(init)); });
+    forEach(pre, [&](Value p) {
+      forEach(len, [&](Value a) {
+        forEach(post, [&](Value q) {
+          Value o = add(mul(p, index(post)), q);
+          Value v = load(x, add(mul(add(mul(p, index(len)), a), index(post)), q));
+          Value acc = load(out, o);
+          Value r = kind == ReduceKind::max   ? Value(arith::MaximumFOp::create(b, loc, acc, v))
+                    : kind == ReduceKind::min ? Value(arith::MinimumFOp::create(b, loc, acc, v))
+                                              : Value(arith::AddFOp::create(b, loc, acc, v));
+          store(out, o, r);
+        });
+      });
+    });
+    if (kind == ReduceKind::mean)
+      forEach(pre * post, [&](Value i) {
+        store(out, i,
+              arith::DivFOp::create(b, loc, load(out, i), f32(double(len))));
+      });
+    return out;
+  }
+  if (auto cat = dyn_cast<ConcatOp>(op)) {
+    SmallVector<int64_t> shape = resultShape();
+    int64_t axis = static_cast<int64_t>(cat.getAxis());
+    if (axis < 0)
+      axis += shape.size();
+    int64_t outer = product(ArrayRef<int64_t>(shape).take_front(axis));
+    int64_t inner = product(ArrayRef<int64_t>(shape).drop_front(axis + 1));
+    int64_t outBlock = shape[axis] * inner;
+    RowVal out = newRow(shape, in(0).elemType);
+    int64_t at = 0;
+    for (unsigned i = 0; i < op.getNumOperands(); ++i) {
+      RowVal x = in(i);
+      int64_t block = x.shape[axis] * inner;
+      forEach(outer, [&](Value o) {
+        forEach(block, [&](Value j) {
+          Value v = load(x, add(mul(o, index(block)), j));
+          store(out, add(add(mul(o, index(outBlock)), index(at)), j), v);
+        });
+      });
+      at += block;
+    }
+    return out;
+  }
+  op.emitOpError() << "cannot be lowered to a kernel";
+  return failure();
+}
+
+/// Values used in `region` but defined outside it.
+SmallVector<Value> capturedValues(Region &region) {
+  llvm::SetVector<Value> captured;
+  region.walk([&](Operation *op) {
+    for (Value v : op->getOperands())
+      if (!region.isAncestor(v.getParentRegion()))
+        captured.insert(v);
+  });
+  return captured.takeVector();
+}
+
+MemRefType flatBuffer(Type elem) {
+  return MemRefType::get({ShapedType::kDynamic}, elem);
+}
+
+Type elementTypeOf(Value v) {
+  if (auto d = dyn_cast<DomainType>(v.getType()))
+    return d.getElementType();
+  return getElementTypeOrSelf(v.getType());
+}
+
+SmallVector<int64_t> rowShapeOf(Value v) {
+  if (auto d = dyn_cast<DomainType>(v.getType()))
+    return SmallVector<int64_t>(d.getShape());
+  return SmallVector<int64_t>(cast<RankedTensorType>(v.getType()).getShape());
+}
+
+} // namespace
+
+FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
+                                   OpBuilder &moduleBuilder) {
+  Kernel kernel;
+  auto propagate = dyn_cast<PropagateOp>(op);
+  kernel.propagate = static_cast<bool>(propagate);
+  Region &region = op->getRegion(0);
+  Block &body = region.front();
+  llvm::append_range(kernel.operands, op->getOperands());
+  SmallVector<Value> captured = capturedValues(region);
+  llvm::append_range(kernel.operands, captured);
+
+  MLIRContext *ctx = op->getContext();
+  OpBuilder tb(ctx);
+  Type indexType = tb.getIndexType();
+  SmallVector<Type> argTypes{indexType, indexType};
+  if (propagate)
+    argTypes.append({flatBuffer(tb.getI64Type()), flatBuffer(tb.getI32Type()),
+                     flatBuffer(tb.getI64Type())});
+  for (Value v : kernel.operands)
+    argTypes.push_back(flatBuffer(elementTypeOf(v)));
+  for (Value r : op->getResults())
+    argTypes.push_back(flatBuffer(elementTypeOf(r)));
+
+  Location loc = op->getLoc();
+  auto func = func::FuncOp::create(moduleBuilder, loc, name,
+                                   tb.getFunctionType(argTypes, {}));
+  func->setAttr("saga.kernel", propagate ? tb.getStringAttr("propagate")
+                                         : tb.getStringAttr("map"));
+  Block *entry = func.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockEnd(entry);
+  auto ret = func::ReturnOp::create(b, loc);
+  b.setInsertionPoint(ret);
+  Emitter e(b, loc, entry);
+
+  unsigned argIndex = 2;
+  Value offsets, sources, edgeIds;
+  if (propagate) {
+    offsets = entry->getArgument(argIndex++);
+    sources = entry->getArgument(argIndex++);
+    edgeIds = entry->getArgument(argIndex++);
+  }
+  SmallVector<Value> operandBufs, resultBufs;
+  for (size_t i = 0; i < kernel.operands.size(); ++i)
+    operandBufs.push_back(entry->getArgument(argIndex++));
+  for (size_t i = 0; i < op->getNumResults(); ++i)
+    resultBufs.push_back(entry->getArgument(argIndex++));
+
+  // A window of row `row` of operand `i`.
+  auto rowOf = [&](unsigned i, Value row) {
+    Value v = kernel.operands[i];
+    RowVal r;
+    r.buf = operandBufs[i];
+    r.shape = rowShapeOf(v);
+    r.elemType = elementTypeOf(v);
+    r.offset = row ? e.mul(row, e.index(r.numElements())) : e.index(0);
+    return r;
+  };
+  auto emitBody = [&](ArrayRef<Value> rows) -> FailureOr<SmallVector<RowVal>> {
+    DenseMap<Value, RowVal> vals;
+    for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+      vals[arg] = rowOf(i, rows[i]);
+    for (auto [i, c] : llvm::enumerate(captured))
+      vals[c] = rowOf(body.getNumArguments() + i, Value());
+    for (Operation &inner : body.without_terminator()) {
+      auto r = e.emitOp(inner, vals);
+      if (failed(r))
+        return failure();
+      vals[inner.getResult(0)] = *r;
+    }
+    SmallVector<RowVal> yields;
+    for (Value y : body.getTerminator()->getOperands())
+      yields.push_back(vals.lookup(y));
+    return yields;
+  };
+  auto resultRow = [&](unsigned i, Value row) {
+    RowVal r;
+    r.buf = resultBufs[i];
+    r.shape = rowShapeOf(op->getResult(i));
+    r.elemType = elementTypeOf(op->getResult(i));
+    r.offset = e.mul(row, e.index(r.numElements()));
+    return r;
+  };
+
+  bool ok = true;
+  e.forRange(entry->getArgument(0), entry->getArgument(1), [&](Value v) {
+    if (!propagate) {
+      SmallVector<Value> rows(body.getNumArguments(), v);
+      auto yields = emitBody(rows);
+      if (failed(yields)) {
+        ok = false;
+        return;
+      }
+      for (auto [i, y] : llvm::enumerate(*yields))
+        e.copy(y, resultRow(i, v));
+      return;
+    }
+
+    // Propagation: reduce the body's messages over v's in-edges.
+    GatherKind kind = propagate.getKind();
+    RowVal out = resultRow(0, v);
+    int64_t width = out.numElements();
+    RowVal acc = e.newRow(out.shape, out.elemType);
+    double init = kind == GatherKind::max ? -std::numeric_limits<float>::infinity()
+                  : kind == GatherKind::min ? std::numeric_limits<float>::infinity()
+                                            : 0.0;
+    e.forEach(width, [&](Value i) { e.store(acc, i, e.f32(init)); });
+    bool softmax = kind == GatherKind::softmax_sum;
+    int64_t heads = 1;
+    if (softmax)
+      heads = product(cast<RankedTensorType>(
+                          body.getTerminator()->getOperand(1).getType())
+                          .getShape());
+    int64_t per = width / heads;
+    RowVal runMax, runSum;
+    if (softmax) {
+      runMax = e.newRow({heads}, out.elemType);
+      runSum = e.newRow({heads}, out.elemType);
+      e.forEach(heads, [&](Value h) {
+        e.store(runMax, h, e.f32(-std::numeric_limits<float>::infinity()));
+        e.store(runSum, h, e.f32(0.0));
+      });
+    }
+    Value lo = arith::IndexCastOp::create(
+        b, loc, indexType, memref::LoadOp::create(b, loc, offsets, ValueRange{v}));
+    Value hi = arith::IndexCastOp::create(
+        b, loc, indexType,
+        memref::LoadOp::create(b, loc, offsets, ValueRange{e.add(v, e.index(1))}));
+    e.forRange(lo, hi, [&](Value pos) {
+      Value u = arith::IndexCastOp::create(
+          b, loc, indexType, memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
+      Value eid = arith::IndexCastOp::create(
+          b, loc, indexType, memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
+      SmallVector<Value> rows;
+      for (size_t i = 0; i < propagate.getSrcs().size(); ++i)
+        rows.push_back(u);
+      for (size_t i = 0; i < propagate.getDsts().size(); ++i)
+        rows.push_back(v);
+      for (size_t i = 0; i < propagate.getEdges().size(); ++i)
+        rows.push_back(eid);
+      auto yields = emitBody(rows);
+      if (failed(yields)) {
+        ok = false;
+        return;
+      }
+      RowVal msg = (*yields)[0];
+      if (!softmax) {
+        e.forEach(width, [&](Value i) {
+          Value a = e.load(acc, i), m = e.load(msg, msg.numElements() == 1 ? e.index(0) : i);
+          Value r = kind == GatherKind::max   ? Value(arith::MaximumFOp::create(b, loc, a, m))
+                    : kind == GatherKind::min ? Value(arith::MinimumFOp::create(b, loc, a, m))
+                                              : Value(arith::AddFOp::create(b, loc, a, m));
+          e.store(acc, i, r);
+        });
+        return;
+      }
+      // Online softmax: rescale the running sums when the maximum grows.
+      RowVal score = (*yields)[1];
+      e.forEach(heads, [&](Value h) {
+        Value x = e.load(score, h);
+        Value mOld = e.load(runMax, h);
+        Value mNew = arith::MaximumFOp::create(b, loc, mOld, x);
+        Value scale = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, mOld, mNew));
+        Value w = math::ExpOp::create(b, loc, arith::SubFOp::create(b, loc, x, mNew));
+        e.store(runSum, h,
+                arith::AddFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, e.load(runSum, h), scale), w));
+        e.store(runMax, h, mNew);
+        e.forEach(per, [&](Value j) {
+          Value i = e.add(e.mul(h, e.index(per)), j);
+          Value a = arith::MulFOp::create(b, loc, e.load(acc, i), scale);
+          Value m = arith::MulFOp::create(b, loc, e.load(msg, i), w);
+          e.store(acc, i, arith::AddFOp::create(b, loc, a, m));
+        });
+      });
+    });
+    if (!ok)
+      return;
+
+    // Finalise: mean divides by the in-degree; max/min and softmax give 0
+    // to a vertex without in-edges.
+    Value count = arith::UIToFPOp::create(
+        b, loc, b.getF32Type(),
+        arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                   arith::SubIOp::create(b, loc, hi, lo)));
+    Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lo, hi);
+    e.forEach(width, [&](Value i) {
+      Value a = e.load(acc, i);
+      switch (kind) {
+      case GatherKind::mean:
+        a = arith::SelectOp::create(b, loc, empty, e.f32(0.0),
+                                    arith::DivFOp::create(b, loc, a, count));
+        break;
+      case GatherKind::max:
+      case GatherKind::min:
+        a = arith::SelectOp::create(b, loc, empty, e.f32(0.0), a);
+        break;
+      case GatherKind::softmax_sum: {
+        Value h = arith::DivUIOp::create(b, loc, i, e.index(per));
+        a = arith::SelectOp::create(
+            b, loc, empty, e.f32(0.0),
+            arith::DivFOp::create(b, loc, a, e.load(runSum, h)));
+        break;
+      }
+      case GatherKind::sum:
+        break;
+      }
+      e.store(out, i, a);
+    });
+  });
+  if (!ok) {
+    func.erase();
+    return failure();
+  }
+  kernel.func = func;
+  return kernel;
+}

@@ -1,0 +1,35 @@
+//===- KernelEmitter.h - loop kernels from stage bodies ---------*- C++ -*-===//
+//
+// Turns an `apply_vertex` or a `propagate` into a kernel function over a range
+// of vertex rows, written in scf/memref/arith/math on flat row-major buffers.
+// The kernel level is backend-neutral: the CPU backend lowers it to LLVM,
+// and a CUDA backend emits from the same functions.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_CODEGEN_KERNELEMITTER_H
+#define SAGA_CODEGEN_KERNELEMITTER_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+namespace saga {
+
+struct Kernel {
+  mlir::func::FuncOp func;
+  /// The values to pass, in the kernel's buffer order (after the row range
+  /// and the graph arrays): the op's domain inputs, then the tensors its body
+  /// captures (parameters, scalars).
+  llvm::SmallVector<mlir::Value> operands;
+  bool propagate = false;
+};
+
+/// Emits the kernel for `op` (an ApplyVertexOp or PropagateOp) as a
+/// `func.func` named `name` at `moduleBuilder`'s insertion point. Reports an
+/// error on `op` and fails for bodies it cannot lower.
+mlir::FailureOr<Kernel> emitKernel(mlir::Operation *op, llvm::StringRef name,
+                                   mlir::OpBuilder &moduleBuilder);
+
+} // namespace saga
+
+#endif // SAGA_CODEGEN_KERNELEMITTER_H

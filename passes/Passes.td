@@ -1,0 +1,58 @@
+//===- Passes.td - saga passes ------------------------------*- tablegen -*-===//
+
+#ifndef SAGA_PASSES_TD
+#define SAGA_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def SagaFormPropagation : Pass<"saga-form-propagation", "mlir::ModuleOp"> {
+  let summary = "turn scatter -> apply_edge -> gather into saga.propagate";
+  let description = [{
+    Stage level to graph-tensor level for the edge side of a layer. Every
+    `saga.gather` whose input comes from a `saga.apply_edge` (or directly from
+    a `saga.scatter`) becomes one `saga.propagate`: the edge body is cloned
+    into it, its scattered inputs become `src`/`dst` operands (the vertex
+    values themselves, read at the edge's endpoints) and edge inputs `edge`
+    operands. The result is a generalised SpMM that never materialises edge
+    tensors. Scatters and edge maps left without uses are erased.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
+def SagaExtractGemm : Pass<"saga-extract-gemm", "mlir::ModuleOp"> {
+  let summary = "batch per-vertex vector-matrix products into GEMMs";
+  let description = [{
+    A `saga.matmul` in an `apply_vertex` body whose left side is one vector
+    per vertex and whose right side is a parameter computes the same product
+    for every vertex: a `[V, k] x [k, N]` GEMM. The pass moves it out as a
+    `saga.linear` on the whole vertex value. The ops the left side depends
+    on are cloned into a preceding `apply_vertex` that yields it (when the
+    left side is not already a body input); the matmul's result enters the
+    original body as a new input. A body that then only forwards an input is
+    removed. The GEMM runs in a tuned BLAS instead of a per-row loop.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
+def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
+  let summary = "graph-tensor level to loop kernels and an execution plan";
+  let description = [{
+    Each `apply_vertex` and `propagate` of a model becomes a kernel function
+    over a range of vertex rows (scf/memref/arith/math on flat buffers) and a
+    `saga.launch` of it in the model, which is then the execution plan: the
+    runtime walks it, allocating results, launching kernels over its threads,
+    running `saga.linear` as a BLAS GEMM and freeing each buffer at its
+    `saga.release`. Per-element tensors become small stack buffers hoisted
+    out of the row loop; `dropout` is the identity (inference).
+
+    Kernel signature: `(begin: index, end: index, [offsets: memref<?xi64>,
+    sources: memref<?xi32>, edge_ids: memref<?xi64>,] operands..., results...)`
+    where every operand/result is a flat `memref<?xT>` of row-major rows
+    (parameters whole).
+  }];
+  let dependentDialects = ["saga::SagaDialect", "mlir::func::FuncDialect",
+                           "mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+}
+
+#endif // SAGA_PASSES_TD

@@ -1,0 +1,37 @@
+//===- Pipelines.cpp - named pass pipelines -------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel) {
+  pm.addPass(createInlinerPass());
+  pm.addPass(createSymbolDCEPass());
+  pm.addPass(createSagaFormPropagation());
+  if (optLevel > 0)
+    pm.addPass(createSagaExtractGemm());
+  pm.addPass(createCSEPass());
+  pm.addPass(createSagaLowerToKernels());
+}
+
+namespace {
+struct PlanPipelineOptions
+    : public PassPipelineOptions<PlanPipelineOptions> {
+  Option<unsigned> optLevel{*this, "opt-level",
+                            llvm::cl::desc("0: no optimisation, 2: all"),
+                            llvm::cl::init(2)};
+};
+} // namespace
+
+void saga::registerAllSagaPasses() {
+  registerSagaPasses();
+  PassPipelineRegistration<PlanPipelineOptions>(
+      "saga-lower-to-plan",
+      "Inline layers, form propagations, extract GEMMs, lower to kernels",
+      [](OpPassManager &pm, const PlanPipelineOptions &options) {
+        buildLowerToPlanPipeline(pm, options.optLevel);
+      });
+}

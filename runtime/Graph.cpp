@@ -1,0 +1,119 @@
+//===- Graph.cpp - a directed graph in both CSR orders --------------------===//
+//
+// Both orders come from three stable counting sorts (LSD radix sort on the
+// key (vertex, vertex, id)), O(V + E) time and memory:
+//   1. edge ids 0..E'-1 (already in id order) by source -> (src, id);
+//   2. that sequence by destination                     -> (dst, src, id),
+//      the in-CSR;
+//   3. the in-CSR sequence by source                    -> (src, dst, id),
+//      the out-CSR.
+// The offsets are the exclusive prefix sums of the degree histograms.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Graph.h"
+
+#include "llvm/Support/ErrorHandling.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+
+using namespace saga;
+
+namespace {
+/// Exclusive prefix sum of per-vertex counts (held in offsets[v + 1]) into
+/// offsets[0..V].
+void prefixSum(std::vector<int64_t> &offsets) {
+  offsets[0] = 0;
+  for (size_t v = 1; v < offsets.size(); ++v)
+    offsets[v] += offsets[v - 1];
+}
+} // namespace
+
+Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
+                   const std::vector<int32_t> &dst, bool addSelfLoops) {
+  // Always-on checks: the project builds with NDEBUG and a bad id here would
+  // be an out-of-bounds write, so this is a hard error rather than an assert.
+  if (numVertices < 0)
+    llvm::report_fatal_error("saga::Graph::build: negative vertex count");
+  if (src.size() != dst.size())
+    llvm::report_fatal_error("saga::Graph::build: src and dst differ in size");
+  const int64_t numInput = static_cast<int64_t>(src.size());
+  for (int64_t e = 0; e < numInput; ++e)
+    if (src[e] < 0 || src[e] >= numVertices || dst[e] < 0 ||
+        dst[e] >= numVertices)
+      llvm::report_fatal_error(
+          ("saga::Graph::build: edge " + std::to_string(e) + " (" +
+           std::to_string(src[e]) + " -> " + std::to_string(dst[e]) +
+           ") has a vertex id outside [0, " + std::to_string(numVertices) + ")")
+              .c_str());
+
+  Graph g;
+  g.numVertices = numVertices;
+  g.selfLoops = addSelfLoops;
+  const int64_t numEdges = numInput + (addSelfLoops ? numVertices : 0);
+  g.numEdges = numEdges;
+
+  // Edge e's endpoints; ids >= numInput are the appended self loops.
+  auto srcOf = [&](int64_t e) -> int32_t {
+    return e < numInput ? src[e] : static_cast<int32_t>(e - numInput);
+  };
+  auto dstOf = [&](int64_t e) -> int32_t {
+    return e < numInput ? dst[e] : static_cast<int32_t>(e - numInput);
+  };
+
+  const size_t V = static_cast<size_t>(numVertices);
+  const size_t E = static_cast<size_t>(numEdges);
+
+  // Degree histograms -> offsets.
+  g.inOffsets.assign(V + 1, 0);
+  g.outOffsets.assign(V + 1, 0);
+  for (int64_t e = 0; e < numInput; ++e) {
+    ++g.outOffsets[src[e] + 1];
+    ++g.inOffsets[dst[e] + 1];
+  }
+  if (addSelfLoops)
+    for (size_t v = 0; v < V; ++v) {
+      ++g.outOffsets[v + 1];
+      ++g.inOffsets[v + 1];
+    }
+  prefixSum(g.inOffsets);
+  prefixSum(g.outOffsets);
+
+  std::vector<int64_t> cursor(V);
+
+  // 1. ids by source, stable: (src, id).
+  std::vector<int64_t> bySrc(E);
+  std::copy(g.outOffsets.begin(), g.outOffsets.end() - 1, cursor.begin());
+  for (int64_t e = 0; e < numEdges; ++e)
+    bySrc[cursor[srcOf(e)]++] = e;
+
+  // 2. by destination, stable: (dst, src, id).
+  g.inEdgeIds.resize(E);
+  g.inSources.resize(E);
+  std::copy(g.inOffsets.begin(), g.inOffsets.end() - 1, cursor.begin());
+  for (int64_t e : bySrc)
+    g.inEdgeIds[cursor[dstOf(e)]++] = e;
+  for (size_t i = 0; i < E; ++i)
+    g.inSources[i] = srcOf(g.inEdgeIds[i]);
+
+  // 3. the in-order by source, stable: (src, dst, id). Reuses bySrc's memory.
+  std::vector<int64_t> &out = bySrc;
+  std::copy(g.outOffsets.begin(), g.outOffsets.end() - 1, cursor.begin());
+  for (int64_t e : g.inEdgeIds)
+    out[cursor[srcOf(e)]++] = e;
+  g.outEdgeIds = std::move(out);
+  g.outTargets.resize(E);
+  for (size_t i = 0; i < E; ++i)
+    g.outTargets[i] = dstOf(g.outEdgeIds[i]);
+
+  return g;
+}
+
+std::vector<float> Graph::inDegrees() const {
+  std::vector<float> deg(static_cast<size_t>(numVertices));
+  for (int32_t v = 0; v < numVertices; ++v)
+    deg[v] = static_cast<float>(inOffsets[v + 1] - inOffsets[v]);
+  return deg;
+}
