@@ -23,8 +23,10 @@
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -54,8 +56,9 @@ enum class Kind {
 struct Val {
   Kind kind = Kind::Error;
   Value value;
-  double number = 0;
-  bool integral = false;
+  double number = 0;   // a Number's value
+  bool integral = false; // a Number that is an exact integer, `integer`
+  int64_t integer = 0;
   P::LayerDeclContext *layer = nullptr;
   SmallVector<int64_t> args;
   std::vector<Val> list;
@@ -69,11 +72,16 @@ struct Val {
     r.value = v;
     return r;
   }
-  static Val num(double n, bool integral) {
+  static Val num(double n) {
     Val r;
     r.kind = Kind::Number;
     r.number = n;
-    r.integral = integral;
+    return r;
+  }
+  static Val intNum(int64_t i) {
+    Val r = num(static_cast<double>(i));
+    r.integral = true;
+    r.integer = i;
     return r;
   }
   bool ok() const { return kind != Kind::Error; }
@@ -106,6 +114,13 @@ struct Body {
 };
 
 enum class Stage { Model, Scatter, ApplyEdge, ApplyVertex };
+
+/// One application `L(args)(h)` in the model, `L#k`.
+struct Instance {
+  enum State { Pending, Created, Failed } state = Pending;
+  antlr4::Token *at = nullptr; // the layer name of the application
+  llvm::StringMap<Value> params;
+};
 
 /// One generated layer function and the graph inputs it takes after `h`.
 struct LayerFunc {
@@ -154,6 +169,7 @@ struct Frame {
   LayerState *layer = nullptr;
   Body *body = nullptr;
   llvm::StringMap<Location> assigned; // where each local was last assigned
+  std::optional<Location> returned;    // the expression a `return` returns
 };
 
 class Generator {
@@ -180,6 +196,7 @@ private:
   void declareGraph(P::GraphDeclContext *g);
   void declareLayer(P::LayerDeclContext *l);
   void genModel(P::ModelDeclContext *m);
+  void numberInstances(P::ModelDeclContext *m);
   std::optional<SmallVector<int64_t>>
   evalShape(P::TypeSpecContext *t, const llvm::StringMap<int64_t> &intArgs);
   std::optional<int64_t> evalInt(P::ExprContext *e,
@@ -187,7 +204,7 @@ private:
 
   // Layers.
   Val applyLayer(Location l, const Val &ctor, ArrayRef<Val> inputs,
-                 antlr4::Token *at);
+                 antlr4::Token *at, const std::string &instance);
   LayerFunc &instantiate(P::LayerDeclContext *decl, ArrayRef<int64_t> args,
                          Type inputType, Location callLoc);
   bool genLayerBody(LayerState &st);
@@ -197,7 +214,8 @@ private:
                const std::string &scoreName, Location l);
   Value genApplyVertex(LayerState &st, P::ApplyVertexStageContext *s,
                        Value aggregate, Location l);
-  Value finishBody(Body &body, Location l, ArrayRef<Value> results);
+  Value finishBody(Body &body, Location l, ArrayRef<Value> results,
+                   ArrayRef<Location> resultLocs);
 
   // Statements and expressions.
   std::optional<Val> genBlock(Frame &f, P::BlockContext *blk,
@@ -218,6 +236,7 @@ private:
   std::optional<double> numberArg(const Val &v, Location l, StringRef what);
   std::optional<double> parseNumber(P::NumberContext *n, bool negate);
   std::optional<int64_t> intArg(const Val &v, Location l, StringRef what);
+  std::optional<int64_t> intArith(Location l, char op, int64_t a, int64_t c);
   void suggest(InFlightDiagnostic &d, StringRef name,
                ArrayRef<std::string> candidates);
   std::vector<std::string> visibleNames(Frame &f);
@@ -241,8 +260,13 @@ private:
   // The model being generated.
   Block *modelBlock = nullptr;
   llvm::StringMap<Value> modelInputs;
-  llvm::StringMap<unsigned> instanceCount;
-  llvm::StringMap<llvm::StringMap<Value>> instances;
+  // Layer instances, numbered before generation (numberInstances) so that
+  // numbers do not depend on which applications fail.
+  llvm::StringMap<unsigned> instanceCount;     // applications per layer
+  llvm::DenseMap<antlr4::ParserRuleContext *, std::string> instanceOf;
+  llvm::DenseMap<antlr4::ParserRuleContext *, std::vector<std::string>>
+      instancesIn; // per model statement, the instances it applies
+  llvm::StringMap<Instance> instances;
 };
 
 //===----------------------------------------------------------------------===//
@@ -279,13 +303,20 @@ bool isBuiltin(StringRef name) {
   return llvm::is_contained(kBuiltins, name);
 }
 
+/// Whether `a / c` is an exact integer division (`c` nonzero).
+bool divides(int64_t a, int64_t c) {
+  // INT64_MIN % -1 is undefined; every integer is a multiple of -1.
+  return c != 0 && (c == -1 || a % c == 0);
+}
+
 //===----------------------------------------------------------------------===//
 // Top level
 //===----------------------------------------------------------------------===//
 
 OwningOpRef<ModuleOp> Generator::run(P::FileContext *file) {
   // A layer instantiated with several argument tuples may report the same
-  // error once per tuple; users see it once.
+  // error once per tuple; users see it once, with the note naming the first
+  // instantiation that met it (notes are not part of the key).
   std::set<std::string> seen;
   ScopedDiagnosticHandler dedupe(&ctx, [&](Diagnostic &d) {
     std::string key;
@@ -456,13 +487,15 @@ Generator::evalShape(P::TypeSpecContext *t,
   }
   if (!ok)
     return std::nullopt;
+  // Checked before multiplying, so that the product cannot wrap around.
+  constexpr int64_t kMaxElements = int64_t(1) << 40;
   int64_t elements = 1;
   for (int64_t d : shape) {
-    elements *= d;
-    if (elements > (int64_t(1) << 40)) {
+    if (elements > kMaxElements / d) {
       error(loc(t)) << "shape " << formatShape(shape) << " is too large";
       return std::nullopt;
     }
+    elements *= d;
   }
   return shape;
 }
@@ -500,31 +533,24 @@ Generator::evalInt(P::ExprContext *e, const llvm::StringMap<int64_t> &intArgs) {
     return evalInt(p->expr(), intArgs);
   if (auto *n = dynamic_cast<P::NegExprContext *>(e)) {
     auto v = evalInt(n->expr(), intArgs);
-    return v ? std::optional<int64_t>(-*v) : std::nullopt;
+    return v ? intArith(loc(e), 'n', 0, *v) : std::nullopt;
   }
   auto binary = [&](P::ExprContext *l, P::ExprContext *r,
                     antlr4::Token *op) -> std::optional<int64_t> {
     auto a = evalInt(l, intArgs), c = evalInt(r, intArgs);
     if (!a || !c)
       return std::nullopt;
-    switch (op->getText()[0]) {
-    case '+':
-      return *a + *c;
-    case '-':
-      return *a - *c;
-    case '*':
-      return *a * *c;
-    case '/':
-      if (*c == 0 || *a % *c != 0) {
-        error(loc(op)) << "'" << *a << " / " << *c
-                       << "' is not an exact integer division";
-        return std::nullopt;
-      }
-      return *a / *c;
-    default:
+    char o = op->getText()[0];
+    if (o == '@') {
       error(loc(op)) << "'@' is not allowed in a compile-time integer";
       return std::nullopt;
     }
+    if (o == '/' && !divides(*a, *c)) {
+      error(loc(op)) << "'" << *a << " / " << *c
+                     << "' is not an exact integer division";
+      return std::nullopt;
+    }
+    return intArith(loc(op), o, *a, *c);
   };
   if (auto *m = dynamic_cast<P::MulExprContext *>(e))
     return binary(m->expr(0), m->expr(1), m->op);
@@ -559,8 +585,7 @@ void Generator::genModel(P::ModelDeclContext *m) {
   modelBlock = new Block();
   model.getBody().push_back(modelBlock);
   modelInputs.clear();
-  instanceCount.clear();
-  instances.clear();
+  numberInstances(m);
   for (auto [i, gi] : llvm::enumerate(graphInputs)) {
     Value arg = modelBlock->addArgument(gi.type, gi.loc);
     modelInputs[gi.name] = arg;
@@ -612,10 +637,55 @@ void Generator::genModel(P::ModelDeclContext *m) {
   model.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
 }
 
+// Numbers the applications `L(args)(h)` of each layer in the model in the
+// order their layer names appear in the source, before anything is
+// generated: in `L(4)(L(4)(x))` the outer application is `L#0`. Failed
+// applications keep their numbers, so later ones do not shift.
+void Generator::numberInstances(P::ModelDeclContext *m) {
+  instanceCount.clear();
+  instanceOf.clear();
+  instancesIn.clear();
+  instances.clear();
+  for (P::StmtContext *stmt : m->block()->stmt()) {
+    // Pre-order, children left to right: the order of the start tokens. An
+    // explicit stack, as expressions may nest deeply.
+    std::vector<antlr4::tree::ParseTree *> todo{stmt};
+    while (!todo.empty()) {
+      antlr4::tree::ParseTree *node = todo.back();
+      todo.pop_back();
+      todo.insert(todo.end(), node->children.rbegin(), node->children.rend());
+      auto *app = dynamic_cast<P::CallExprContext *>(node);
+      auto *ctor = app ? dynamic_cast<P::CallExprContext *>(app->expr(0))
+                       : nullptr;
+      auto *name = ctor ? dynamic_cast<P::NameExprContext *>(ctor->expr(0))
+                        : nullptr;
+      if (!name || !layers.count(name->ID()->getText()))
+        continue;
+      std::string layer = name->ID()->getText();
+      std::string instance =
+          layer + "#" + std::to_string(instanceCount[layer]++);
+      instanceOf[app] = instance;
+      instancesIn[stmt].push_back(instance);
+      instances[instance].at = name->ID()->getSymbol();
+    }
+  }
+}
+
 std::optional<Val> Generator::genBlock(Frame &f, P::BlockContext *blk,
                                        bool allowReturn) {
   std::optional<Val> ret;
   for (P::StmtContext *s : blk->stmt()) {
+    // An application the statement did not reach failed with an error
+    // reported (a statement is skipped only after an error).
+    llvm::scope_exit settle([&] {
+      if (f.stage != Stage::Model)
+        return;
+      for (const std::string &name : instancesIn.lookup(s)) {
+        Instance &inst = instances[name];
+        if (inst.state == Instance::Pending)
+          inst.state = Instance::Failed;
+      }
+    });
     if (auto *a = dynamic_cast<P::AssignStmtContext *>(s)) {
       std::string name = text(a->ID());
       Location l = loc(a->ID());
@@ -660,6 +730,7 @@ std::optional<Val> Generator::genBlock(Frame &f, P::BlockContext *blk,
       continue;
     }
     ret = eval(f, r->expr());
+    f.returned = loc(r->expr());
   }
   return ret;
 }
@@ -669,7 +740,7 @@ std::optional<Val> Generator::genBlock(Frame &f, P::BlockContext *blk,
 //===----------------------------------------------------------------------===//
 
 Val Generator::applyLayer(Location l, const Val &ctor, ArrayRef<Val> inputs,
-                          antlr4::Token *at) {
+                          antlr4::Token *at, const std::string &instance) {
   std::string name = text(ctor.layer->ID());
   if (inputs.size() != 1) {
     error(l) << "layer '" << name << "' takes one input (its 'h'), got "
@@ -694,9 +765,9 @@ Val Generator::applyLayer(Location l, const Val &ctor, ArrayRef<Val> inputs,
     return Val::error();
 
   // Parameters of this instance, declared in the model.
-  unsigned index = instanceCount[name]++;
-  std::string instance = name + "#" + std::to_string(index);
-  auto &params = instances[instance];
+  Instance &inst = instances[instance];
+  inst.state = Instance::Created;
+  auto &params = inst.params;
   SmallVector<Value> operands{h};
   for (const std::string &g : lf.graphInputs)
     operands.push_back(modelInputs.lookup(g));
@@ -753,6 +824,17 @@ LayerFunc &Generator::instantiate(P::LayerDeclContext *decl,
     lf.failed = true;
     return lf;
   }
+  // Every error in the parameters or the body depends on (or at least was
+  // met through) this instantiation; a note names it at the model's call.
+  std::string instantiation = name + "(";
+  for (auto [i, a] : llvm::enumerate(args))
+    instantiation += (i ? ", " : "") + std::to_string(a);
+  instantiation += ")";
+  ScopedDiagnosticHandler noteInstantiation(&ctx, [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error)
+      d.attachNote(callLoc) << "in " << instantiation << ", instantiated here";
+    return failure(); // not handled: on to the dedupe and the printer
+  });
 
   LayerState st;
   st.decl = decl;
@@ -895,10 +977,9 @@ bool Generator::genLayerBody(LayerState &st) {
       return false;
     }
   }
-  if (!isa<FloatType>(valueType.getElementType())) {
-    error(edgeLoc) << "gather needs f32 messages, got " << valueType;
-    return false;
-  }
+  // Stage results are f32 (finishBody), and so is the default message `h`
+  // (applyLayer).
+  assert(isa<FloatType>(valueType.getElementType()) && "non-f32 message");
   auto aggType = VertexType::get(&ctx, valueType.getShape(),
                                  valueType.getElementType());
   Value aggregate =
@@ -924,16 +1005,19 @@ bool Generator::genScatter(LayerState &st, P::ScatterStageContext *s) {
   // Every value the scatter assigns becomes visible on edges.
   std::vector<std::string> names;
   SmallVector<Value> results;
+  SmallVector<Location> resultLocs;
   for (P::StmtContext *stmt : s->block()->stmt()) {
     std::string n = cast<P::AssignStmtContext>(stmt)->ID()->getText();
     if (llvm::is_contained(names, n))
       continue;
     Val v = f.locals.lookup(n);
-    Value t = toTensor(f, loc(stmt), v);
+    Location at = assignedAt(f, n, loc(stmt));
+    Value t = toTensor(f, at, v);
     if (!t)
       return false;
     names.push_back(n);
     results.push_back(t);
+    resultLocs.push_back(at);
   }
   if (results.empty()) {
     error(loc(s)) << "scatter assigns no values; remove it or define what "
@@ -941,7 +1025,7 @@ bool Generator::genScatter(LayerState &st, P::ScatterStageContext *s) {
     return false;
   }
   b.setInsertionPointToEnd(st.entry);
-  Value first = finishBody(body, loc(s), results);
+  Value first = finishBody(body, loc(s), results, resultLocs);
   if (!first)
     return false;
   Operation *apply = first.getDefiningOp();
@@ -976,7 +1060,8 @@ Generator::genApplyEdge(LayerState &st, P::ApplyEdgeStageContext *s,
     return std::nullopt;
   }
   SmallVector<Value> results;
-  Value message = toTensor(f, l, *ret);
+  SmallVector<Location> resultLocs{f.returned.value_or(l)};
+  Value message = toTensor(f, resultLocs[0], *ret);
   if (!message)
     return std::nullopt;
   results.push_back(message);
@@ -987,13 +1072,15 @@ Generator::genApplyEdge(LayerState &st, P::ApplyEdgeStageContext *s,
                << "', which apply_edge does not assign";
       return std::nullopt;
     }
-    Value score = toTensor(f, l, it->second);
+    Location at = assignedAt(f, scoreName, l);
+    Value score = toTensor(f, at, it->second);
     if (!score)
       return std::nullopt;
     results.push_back(score);
+    resultLocs.push_back(at);
   }
   b.setInsertionPointToEnd(st.entry);
-  Value first = finishBody(body, l, results);
+  Value first = finishBody(body, l, results, resultLocs);
   if (!first)
     return std::nullopt;
   Operation *apply = first.getDefiningOp();
@@ -1025,21 +1112,25 @@ Value Generator::genApplyVertex(LayerState &st, P::ApplyVertexStageContext *s,
              << "'return ...;'";
     return {};
   }
-  Value out = toTensor(f, l, *ret);
+  Location at = f.returned.value_or(l);
+  Value out = toTensor(f, at, *ret);
   if (!out)
     return {};
   b.setInsertionPointToEnd(st.entry);
-  return finishBody(body, l, {out});
+  return finishBody(body, l, {out}, {at});
 }
 
 // Closes a body with a yield and wraps it in apply_edge/apply_vertex at the
-// builder's insertion point; returns the first result.
-Value Generator::finishBody(Body &body, Location l, ArrayRef<Value> results) {
-  for (Value r : results) {
+// builder's insertion point; returns the first result. `resultLocs` are where
+// the results were assigned or returned, for errors.
+Value Generator::finishBody(Body &body, Location l, ArrayRef<Value> results,
+                            ArrayRef<Location> resultLocs) {
+  assert(results.size() == resultLocs.size() && "one location per result");
+  for (auto [r, rl] : llvm::zip_equal(results, resultLocs)) {
     Type elem = getElementTypeOrSelf(r.getType());
     if (!isa<FloatType>(elem)) {
-      error(l) << "stage results are f32 features; this one holds " << elem
-               << " (class labels and vertex ids are not features)";
+      error(rl) << "stage results are f32 features; this one holds " << elem
+                << " (class labels and vertex ids are not features)";
       return {};
     }
   }
@@ -1101,10 +1192,20 @@ Value Generator::scatterOf(LayerState &st, int end, const std::string &name,
 
 Val Generator::eval(Frame &f, P::ExprContext *e) {
   if (auto *n = dynamic_cast<P::NumberExprContext *>(e)) {
+    if (n->number()->INT()) {
+      std::string s = n->number()->getText();
+      int64_t i = 0;
+      if (StringRef(s).getAsInteger(10, i)) {
+        error(loc(e)) << "integer " << s << " is too large (the limit is "
+                      << std::numeric_limits<int64_t>::max() << ")";
+        return Val::error();
+      }
+      return Val::intNum(i);
+    }
     auto v = parseNumber(n->number(), false);
     if (!v)
       return Val::error();
-    return Val::num(*v, n->number()->INT() != nullptr);
+    return Val::num(*v);
   }
   if (auto *n = dynamic_cast<P::NameExprContext *>(e))
     return evalName(f, n->ID()->getSymbol());
@@ -1116,8 +1217,12 @@ Val Generator::eval(Frame &f, P::ExprContext *e) {
     return evalCall(f, c);
   if (auto *n = dynamic_cast<P::NegExprContext *>(e)) {
     Val v = eval(f, n->expr());
+    if (v.kind == Kind::Number && v.integral) {
+      auto i = intArith(loc(e), 'n', 0, v.integer);
+      return i ? Val::intNum(*i) : Val::error();
+    }
     if (v.kind == Kind::Number)
-      return Val::num(-v.number, v.integral);
+      return Val::num(-v.number);
     return lift(f, loc(e), {v}, [&](ArrayRef<Value> xs) {
       return tb.unary(loc(e), "neg", xs[0]);
     });
@@ -1148,9 +1253,9 @@ Val Generator::eval(Frame &f, P::ExprContext *e) {
                          << "instance is used through its parameters, as '"
                          << i->getText() << ".<param>'";
   auto it = instances.find(i->getText());
-  if (it != instances.end() && !it->second.empty())
+  if (it != instances.end() && !it->second.params.empty())
     d.attachNote() << "for example '" << i->getText() << "."
-                   << it->second.begin()->getKey() << "'";
+                   << it->second.params.begin()->getKey() << "'";
   return Val::error();
 }
 
@@ -1178,8 +1283,11 @@ Val Generator::evalName(Frame &f, antlr4::Token *tok) {
     if (Value p = f.layer->params.lookup(name))
       return Val::of(p);
     if (auto it = f.layer->intArgs.find(name); it != f.layer->intArgs.end())
-      return Val::num(it->second, /*integral=*/true);
+      return Val::intNum(it->second);
   }
+  // A graph input whose declaration failed was reported there.
+  if (failedGraphInputs.contains(name))
+    return Val::error();
   auto graphInput = llvm::find_if(
       graphInputs, [&](const GraphInput &g) { return g.name == name; });
   if (graphInput != graphInputs.end() &&
@@ -1230,6 +1338,41 @@ Val Generator::evalName(Frame &f, antlr4::Token *tok) {
   return Val::error();
 }
 
+/// The optimal string alignment distance between `a` and `b`: insertions,
+/// deletions, substitutions and transpositions of two adjacent characters
+/// each count one edit (`rleu` is one edit from `relu`). Returns `limit` as
+/// soon as the distance is known to be at least `limit`.
+unsigned osaDistance(StringRef a, StringRef b, unsigned limit) {
+  size_t n = a.size(), m = b.size();
+  if ((n > m ? n - m : m - n) >= limit)
+    return limit;
+  // Three rows of the dynamic programming table: i - 2, i - 1 and i.
+  std::vector<unsigned> prev2(m + 1), prev(m + 1), cur(m + 1);
+  for (size_t j = 0; j <= m; ++j)
+    prev[j] = j;
+  unsigned prevMin = 0;
+  for (size_t i = 1; i <= n; ++i) {
+    cur[0] = i;
+    unsigned rowMin = cur[0];
+    for (size_t j = 1; j <= m; ++j) {
+      unsigned cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      unsigned d = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d = std::min(d, prev2[j - 2] + 1);
+      cur[j] = d;
+      rowMin = std::min(rowMin, d);
+    }
+    // Every later entry is at least the smallest of this row or the one
+    // before it (a transposition reaches back two rows).
+    if (std::min(rowMin, prevMin) >= limit)
+      return limit;
+    prevMin = rowMin;
+    std::swap(prev2, prev);
+    std::swap(prev, cur);
+  }
+  return std::min(prev[m], limit);
+}
+
 void Generator::suggest(InFlightDiagnostic &d, StringRef name,
                         ArrayRef<std::string> candidates) {
   // Up to a third of the name may differ (at least one edit), so that short
@@ -1237,7 +1380,7 @@ void Generator::suggest(InFlightDiagnostic &d, StringRef name,
   std::string best;
   unsigned bestDist = std::max<unsigned>(1, name.size() / 3) + 1;
   for (const std::string &c : candidates) {
-    unsigned dist = name.edit_distance(c, true, bestDist);
+    unsigned dist = osaDistance(name, c, bestDist);
     if (dist < bestDist) {
       bestDist = dist;
       best = c;
@@ -1264,19 +1407,31 @@ Val Generator::evalMember(Frame &f, P::MemberExprContext *e) {
       auto d = error(loc(inst)) << "no layer instance '" << name << "'";
       unsigned n = instanceCount.lookup(layer);
       if (n)
-        d.attachNote() << "the model has instantiated '" << layer << "' " << n
-                       << " time" << (n > 1 ? "s" : "") << " so far (#0 to #"
-                       << n - 1 << "), counting in order of appearance";
-      else if (!layers.count(layer))
+        d.attachNote() << "the model applies '" << layer << "' " << n
+                       << " time" << (n > 1 ? "s" : "") << " (" << layer
+                       << "#0 to " << layer << "#" << n - 1
+                       << "), numbered in order of appearance";
+      else if (layers.count(layer))
+        d.attachNote() << "the model never applies '" << layer << "'";
+      else
         d.attachNote() << "there is no layer '" << layer << "'";
       return Val::error();
     }
-    if (Value p = it->second.lookup(field))
+    Instance &instance = it->second;
+    if (instance.state == Instance::Failed)
+      return Val::error(); // its application reported why
+    if (instance.state == Instance::Pending) {
+      auto d = error(loc(inst)) << "layer instance '" << name
+                                << "' is used before the model creates it";
+      d.attachNote(loc(instance.at)) << "'" << name << "' is created here";
+      return Val::error();
+    }
+    if (Value p = instance.params.lookup(field))
       return Val::of(p);
     auto d = error(l) << "layer instance '" << name << "' has no parameter '"
                       << field << "'";
     std::vector<std::string> names;
-    for (auto &kv : it->second)
+    for (auto &kv : instance.params)
       names.push_back(kv.getKey().str());
     suggest(d, field, names);
     return Val::error();
@@ -1343,6 +1498,8 @@ Val Generator::evalMember(Frame &f, P::MemberExprContext *e) {
     }
     if (Value w = domainInput(st, first, l, /*edge=*/true))
       return Val::of(f.body->arg(w));
+    if (failedGraphInputs.contains(first))
+      return Val::error(); // reported at its declaration
     auto d = error(l) << "edge has no value '" << first << "'";
     d.attachNote() << "an edge reads '" << f.elem << ".src.<name>', '"
                    << f.elem << ".dst.<name>' or an edge input declared in "
@@ -1377,6 +1534,8 @@ Val Generator::evalMember(Frame &f, P::MemberExprContext *e) {
       return Val::of(f.body->arg(name == "h" ? st.h : v));
   if (Value v = domainInput(st, name, l, /*edge=*/false))
     return Val::of(f.body->arg(v));
+  if (failedGraphInputs.contains(name))
+    return Val::error(); // reported at its declaration
   if (llvm::any_of(graphInputs, [&](const GraphInput &g) {
         return g.edge && g.name == name;
       })) {
@@ -1406,6 +1565,15 @@ Val Generator::evalCall(Frame &f, P::CallExprContext *e) {
 
   // Applying a constructed layer: `GCNConv(16, 7)(h)`.
   if (dynamic_cast<P::CallExprContext *>(calleeExpr)) {
+    // Whatever fails, the instance this application creates (if it names a
+    // layer) is marked failed, so that its uses do not cascade.
+    llvm::scope_exit settle([&] {
+      if (auto it = instanceOf.find(e); it != instanceOf.end()) {
+        Instance &inst = instances[it->second];
+        if (inst.state == Instance::Pending)
+          inst.state = Instance::Failed;
+      }
+    });
     Val ctor = eval(f, calleeExpr);
     if (!ctor.ok() || !argsOk)
       return Val::error();
@@ -1413,7 +1581,9 @@ Val Generator::evalCall(Frame &f, P::CallExprContext *e) {
       error(loc(e)) << "only a layer can be applied to an input";
       return Val::error();
     }
-    return applyLayer(loc(calleeExpr), ctor, args, calleeExpr->getStart());
+    assert(instanceOf.count(e) && "layer application was not numbered");
+    return applyLayer(loc(calleeExpr), ctor, args, calleeExpr->getStart(),
+                      instanceOf.lookup(e));
   }
   auto *callee = dynamic_cast<P::NameExprContext *>(calleeExpr);
   if (!callee) {
@@ -1493,13 +1663,50 @@ std::optional<double> Generator::numberArg(const Val &v, Location l,
 std::optional<int64_t> Generator::intArg(const Val &v, Location l,
                                          StringRef what) {
   if (v.kind == Kind::Number && v.integral) {
-    if (std::fabs(v.number) > (1 << 30)) {
+    if (v.integer > (1 << 30) || v.integer < -(1 << 30)) {
       error(l) << what << " is too large (the limit is 2^30)";
       return std::nullopt;
     }
-    return static_cast<int64_t>(v.number);
+    return v.integer;
   }
   error(l) << what << " must be an integer known at compile time";
+  return std::nullopt;
+}
+
+// `a op c` on compile-time integers (`/` only when exact; op 'n' negates
+// `c`), reporting int64 overflow rather than wrapping around.
+std::optional<int64_t> Generator::intArith(Location l, char op, int64_t a,
+                                           int64_t c) {
+  int64_t r = 0;
+  bool overflow = false;
+  switch (op) {
+  case '+':
+    overflow = llvm::AddOverflow(a, c, r);
+    break;
+  case '-':
+    overflow = llvm::SubOverflow(a, c, r);
+    break;
+  case 'n':
+    overflow = llvm::SubOverflow(int64_t(0), c, r);
+    break;
+  case '*':
+    overflow = llvm::MulOverflow(a, c, r);
+    break;
+  default:
+    assert(op == '/' && divides(a, c) && "inexact integer division");
+    if (c == -1)
+      overflow = llvm::SubOverflow(int64_t(0), a, r);
+    else
+      r = a / c;
+  }
+  if (!overflow)
+    return r;
+  auto d = error(l) << "integer overflow in '";
+  if (op == 'n')
+    d << "-(" << c << ")";
+  else
+    d << a << " " << op << " " << c;
+  d << "': compile-time integers must fit in 64 bits";
   return std::nullopt;
 }
 
@@ -1635,21 +1842,26 @@ Val Generator::evalBinary(Frame &f, Location l, char op, Val lhs, Val rhs) {
   if (!lhs.ok() || !rhs.ok())
     return Val::error();
   if (lhs.kind == Kind::Number && rhs.kind == Kind::Number && op != '@') {
-    bool integral = lhs.integral && rhs.integral;
+    if (op == '/' && rhs.number == 0) {
+      error(l) << "division by zero";
+      return Val::error();
+    }
+    // Integers stay integers, in checked 64-bit arithmetic, while the result
+    // is exact; an inexact division gives a number.
+    if (lhs.integral && rhs.integral &&
+        (op != '/' || divides(lhs.integer, rhs.integer))) {
+      auto r = intArith(l, op, lhs.integer, rhs.integer);
+      return r ? Val::intNum(*r) : Val::error();
+    }
     switch (op) {
     case '+':
-      return Val::num(lhs.number + rhs.number, integral);
+      return Val::num(lhs.number + rhs.number);
     case '-':
-      return Val::num(lhs.number - rhs.number, integral);
+      return Val::num(lhs.number - rhs.number);
     case '*':
-      return Val::num(lhs.number * rhs.number, integral);
+      return Val::num(lhs.number * rhs.number);
     default:
-      if (rhs.number == 0) {
-        error(l) << "division by zero";
-        return Val::error();
-      }
-      double q = lhs.number / rhs.number;
-      return Val::num(q, lhs.integral && rhs.integral && q == std::trunc(q));
+      return Val::num(lhs.number / rhs.number);
     }
   }
   return lift(f, l, {lhs, rhs}, [&](ArrayRef<Value> xs) {
@@ -1712,15 +1924,15 @@ Val Generator::lift(Frame &f, Location l, ArrayRef<Val> operands,
     }
     return Val::of(fn(xs));
   }
-  // Model level with a graph-wide operand.
-  for (const Val &v : operands) {
-    if (v.kind == Kind::Domain &&
-        cast<DomainType>(v.value.getType()).isEdgeDomain()) {
-      error(l) << "edge values exist only inside a layer; read edge inputs "
-               << "in apply_edge as 'e.<name>'";
-      return Val::error();
-    }
-  }
+  // Model level with a graph-wide operand: always a vertex value, since the
+  // model cannot name edge inputs (evalName) and layers return vertex values.
+  assert(llvm::none_of(operands,
+                       [](const Val &v) {
+                         return v.kind == Kind::Domain &&
+                                cast<DomainType>(v.value.getType())
+                                    .isEdgeDomain();
+                       }) &&
+         "edge value in the model");
   Body body(/*edge=*/false);
   Frame inner(Stage::Model, "", "", nullptr, &body);
   OpBuilder::InsertPoint outer = b.saveInsertionPoint();
@@ -1738,7 +1950,7 @@ Val Generator::lift(Frame &f, Location l, ArrayRef<Val> operands,
   b.restoreInsertionPoint(outer);
   if (!r)
     return Val::error();
-  Value result = finishBody(body, l, {r});
+  Value result = finishBody(body, l, {r}, {l});
   return result ? Val::of(result) : Val::error();
 }
 

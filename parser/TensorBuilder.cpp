@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/MathExtras.h"
 #include <cstdio>
 
 using namespace mlir;
@@ -152,13 +153,23 @@ Value TensorBuilder::concat(Location loc, ArrayRef<Value> xs) {
 }
 
 Value TensorBuilder::reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
-  auto type = RankedTensorType::get(shape, tensorOf(x).getElementType());
-  if (type.getNumElements() != tensorOf(x).getNumElements()) {
-    error(loc) << "cannot reshape " << shapeOf(x) << " ("
-                   << tensorOf(x).getNumElements() << " elements) to "
-                   << formatShape(shape) << " (" << type.getNumElements()
-                   << " elements)";
+  // The target's element count, checked: a product that wraps around could
+  // otherwise match.
+  int64_t elements = 1;
+  bool overflow = false;
+  for (int64_t d : shape)
+    overflow = overflow || llvm::MulOverflow(elements, d, elements);
+  if (overflow || elements != tensorOf(x).getNumElements()) {
+    auto d = error(loc) << "cannot reshape " << shapeOf(x) << " ("
+                        << tensorOf(x).getNumElements() << " elements) to "
+                        << formatShape(shape) << " (";
+    if (overflow)
+      d << "more than 2^63";
+    else
+      d << elements;
+    d << " elements)";
     return {};
   }
+  auto type = RankedTensorType::get(shape, tensorOf(x).getElementType());
   return ReshapeOp::create(b, loc, type, x);
 }

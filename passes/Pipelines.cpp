@@ -2,6 +2,8 @@
 
 #include "passes/Passes.h"
 
+#include "codegen/CpuJit.h"
+
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -34,4 +36,8 @@ void saga::registerAllSagaPasses() {
       [](OpPassManager &pm, const PlanPipelineOptions &options) {
         buildLowerToPlanPipeline(pm, options.optLevel);
       });
+  PassPipelineRegistration<>(
+      "saga-lower-kernels-to-llvm",
+      "Lower kernel functions (scf/memref/arith/math) to the LLVM dialect",
+      buildKernelToLLVMPipeline);
 }

@@ -636,3 +636,16 @@ llvm::Expected<Dataset> saga::loadPlanetoid(const std::string &dir) {
 
   return ds;
 }
+
+void saga::rowNormalize(Tensor &features) {
+  int64_t f = features.rowSize();
+  for (int64_t v = 0; v < features.rows(); ++v) {
+    float *row = features.f32() + v * f;
+    double s = 0;
+    for (int64_t j = 0; j < f; ++j)
+      s += row[j];
+    if (s != 0)
+      for (int64_t j = 0; j < f; ++j)
+        row[j] = float(row[j] / s);
+  }
+}

@@ -55,6 +55,10 @@ llvm::Expected<EdgeList> loadEdgeList(const std::string &path,
 /// `missing` is rejected.
 llvm::Expected<Dataset> loadPlanetoid(const std::string &dir);
 
+/// Divides each row by its sum (rows summing to 0 stay 0): the feature
+/// preprocessing of the GCN paper's Planetoid experiments.
+void rowNormalize(Tensor &features);
+
 } // namespace saga
 
 #endif // SAGA_RUNTIME_LOADERS_H

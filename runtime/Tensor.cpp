@@ -35,13 +35,13 @@ int64_t Tensor::rowSize() const { return product(shape_, 1); }
 
 int64_t Tensor::numElements() const { return product(shape_, 0); }
 
-std::string Tensor::describe() const {
+std::string Tensor::describe(const std::vector<int64_t> &shape, DType dtype) {
   std::string s = "[";
-  for (size_t i = 0; i < shape_.size(); ++i) {
+  for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
       s += ", ";
-    s += std::to_string(shape_[i]);
+    s += std::to_string(shape[i]);
   }
-  s += dtype_ == DType::F32 ? "] f32" : "] i32";
+  s += dtype == DType::F32 ? "] f32" : "] i32";
   return s;
 }

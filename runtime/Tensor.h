@@ -18,7 +18,8 @@ enum class DType { F32, I32 };
 
 class Tensor {
 public:
-  Tensor() = default;
+  /// An empty tensor: no rows, no storage.
+  Tensor() : shape_{0} {}
   /// Zero-initialised; `shape[0]` is the row count.
   Tensor(std::vector<int64_t> shape, DType dtype = DType::F32);
 
@@ -40,7 +41,8 @@ public:
   void *data() { return data_.data(); }
 
   /// `[2708, 1433] f32`, for messages.
-  std::string describe() const;
+  std::string describe() const { return describe(shape_, dtype_); }
+  static std::string describe(const std::vector<int64_t> &shape, DType dtype);
 
 private:
   std::vector<int64_t> shape_;

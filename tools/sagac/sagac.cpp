@@ -1,14 +1,19 @@
 //===- sagac.cpp - the Saga compiler driver -------------------------------===//
 //
-//   sagac model.saga [--emit=saga] [-o FILE]
+//   sagac model.saga [--emit=saga|plan|llvm] [-O0|-O2] [-o FILE]
 //   sagac - < model.saga
+//   sagac run model.saga --data DIR [--threads N] [--params FILE]
 //
 // Diagnostics are printed clang-style: file:line:col, the source line and a
 // caret. The exit status is 1 if any error was reported.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RunCommand.h"
+
+#include "codegen/CpuJit.h"
 #include "parser/FrontEnd.h"
+#include "passes/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -18,21 +23,45 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <thread>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Saga };
+enum class Emit { Saga, Plan, LLVM };
 
 cl::OptionCategory category("sagac options");
+cl::SubCommand runCommand("run", "Run a forward pass of a model on a dataset");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.saga | ->"),
-                               cl::Required, cl::cat(category));
+                               cl::Required, cl::cat(category),
+                               cl::sub(cl::SubCommand::getAll()));
+cl::opt<unsigned> optLevel("O", cl::desc("Optimisation level: -O0 (none) or -O2 (all, default)"),
+                           cl::Prefix, cl::init(2), cl::cat(category),
+                           cl::sub(cl::SubCommand::getAll()));
+cl::opt<std::string> dataDir("data", cl::desc("Dataset folder (Planetoid text form)"),
+                             cl::value_desc("dir"), cl::Required,
+                             cl::sub(runCommand));
+cl::opt<unsigned> threads("threads", cl::desc("Worker threads (default: all cores)"),
+                          cl::init(std::max(1u, std::thread::hardware_concurrency())),
+                          cl::sub(runCommand));
+cl::opt<std::string> paramsFile("params", cl::desc("Parameter values (text; see docs/user-guide.md)"),
+                                cl::value_desc("file"), cl::sub(runCommand));
+cl::opt<bool> noNormalize("no-normalize",
+                          cl::desc("Do not row-normalise the features"),
+                          cl::init(false), cl::sub(runCommand));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameter initialisation"),
+                       cl::init(0), cl::sub(runCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(category));
 cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Saga),
                    cl::values(clEnumValN(Emit::Saga, "saga",
-                                         "stage-level saga dialect IR")),
+                                         "stage-level saga dialect IR"),
+                              clEnumValN(Emit::Plan, "plan",
+                                         "the execution plan and its loop kernels"),
+                              clEnumValN(Emit::LLVM, "llvm",
+                                         "the plan with kernels in the LLVM dialect")),
                    cl::cat(category));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
@@ -48,7 +77,9 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
                            llvm::raw_ostream &os) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(buffer), llvm::SMLoc());
-  MLIRContext ctx;
+  DialectRegistry registry;
+  saga::registerSagaDialects(registry);
+  MLIRContext ctx(registry);
   ctx.printOpOnDiagnostic(false);
   if (verifyDiagnostics) {
     SourceMgrDiagnosticVerifierHandler handler(sourceMgr, &ctx);
@@ -61,6 +92,14 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
   OwningOpRef<ModuleOp> module = saga::compileSaga(sourceMgr, ctx);
   if (!module)
     return failure();
+  if (emit != Emit::Saga) {
+    PassManager pm(&ctx);
+    saga::buildLowerToPlanPipeline(pm, optLevel);
+    if (emit == Emit::LLVM)
+      saga::buildKernelToLLVMPipeline(pm);
+    if (failed(pm.run(*module)))
+      return failure();
+  }
   module->print(os);
   os << "\n";
   return success();
@@ -73,6 +112,22 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "sagac: compile SAGA-NN models (.saga) to the saga MLIR dialect\n");
+  if (optLevel != 0 && optLevel != 2) {
+    llvm::errs() << "sagac: error: -O" << optLevel
+                 << " is not a level; use -O0 or -O2\n";
+    return 1;
+  }
+  if (runCommand) {
+    saga::RunOptions options;
+    options.model = inputFile;
+    options.data = dataDir;
+    options.params = paramsFile;
+    options.threads = std::max(1u, unsigned(threads));
+    options.optLevel = optLevel;
+    options.rowNormalize = !noNormalize;
+    options.seed = seed;
+    return saga::runForward(options);
+  }
 
   std::string message;
   auto input = openInputFile(inputFile, &message);

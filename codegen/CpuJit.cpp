@@ -1,0 +1,110 @@
+//===- CpuJit.cpp - kernels to native code through the LLVM JIT -----------===//
+
+#include "codegen/CpuJit.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/ExecutionEngine/ExecutionEngine.h"
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/Support/TargetSelect.h"
+
+#include <chrono>
+
+using namespace mlir;
+using namespace saga;
+
+void saga::buildKernelToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createConvertMathToLibmPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertIndexToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
+CpuKernels::~CpuKernels() = default;
+
+llvm::Expected<std::unique_ptr<CpuKernels>>
+CpuKernels::compile(ModuleOp plan) {
+  auto start = std::chrono::steady_clock::now();
+  MLIRContext *ctx = plan.getContext();
+  registerBuiltinDialectTranslation(*ctx);
+  registerLLVMDialectTranslation(*ctx);
+  ctx->getOrLoadDialect<LLVM::LLVMDialect>();
+
+  // The kernels alone: the plan itself stays in the saga dialect.
+  OwningOpRef<ModuleOp> kernels = ModuleOp::create(plan.getLoc());
+  OpBuilder b = OpBuilder::atBlockEnd(kernels->getBody());
+  std::vector<std::string> names;
+  for (auto fn : plan.getOps<func::FuncOp>()) {
+    if (!fn->hasAttr("saga.kernel"))
+      continue;
+    b.clone(*fn);
+    names.push_back(fn.getName().str());
+  }
+  auto result = std::unique_ptr<CpuKernels>(new CpuKernels());
+  if (names.empty())
+    return result;
+
+  PassManager pm(ctx);
+  buildKernelToLLVMPipeline(pm);
+  std::string diagnostics;
+  {
+    llvm::raw_string_ostream os(diagnostics);
+    ScopedDiagnosticHandler capture(ctx, [&](Diagnostic &d) {
+      os << d.getLocation() << ": " << d.str() << "\n";
+      return success();
+    });
+    if (failed(pm.run(*kernels)))
+      return llvm::createStringError("lowering kernels to LLVM failed:\n" +
+                                     diagnostics);
+  }
+
+  static bool targetsReady = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)targetsReady;
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = tmBuilder->createTargetMachine();
+  if (!tm)
+    return tm.takeError();
+  ExecutionEngineOptions options;
+  options.transformer = makeOptimizingTransformer(3, 0, tm->get());
+  options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  auto engine = ExecutionEngine::create(*kernels, options, std::move(*tm));
+  if (!engine)
+    return engine.takeError();
+  result->engine = std::move(*engine);
+  for (const std::string &name : names) {
+    auto fn = result->engine->lookupPacked(name);
+    if (!fn)
+      return fn.takeError();
+    result->kernels[name] = *fn;
+  }
+  result->seconds = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now() - start)
+                        .count();
+  return result;
+}

@@ -1,0 +1,332 @@
+//===- Executor.cpp - runs an execution plan ------------------------------===//
+
+#include "runtime/Executor.h"
+
+#include "codegen/CpuJit.h"
+#include "dialect/Saga.h"
+
+#include "llvm/ADT/DenseMap.h"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <memory>
+
+using namespace mlir;
+using namespace saga;
+
+namespace {
+
+/// Rows per task for vertex-parallel work; fixed so that results do not
+/// depend on the thread count.
+constexpr int64_t kRowsPerTask = 256;
+/// Edges per task (at least) for propagation kernels.
+constexpr int64_t kEdgesPerTask = 16384;
+
+/// The expanded LLVM form of a `memref<?xT>` argument.
+struct FlatMemRef {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+FlatMemRef flat(void *data, int64_t size) {
+  return {data, data, 0, size, 1};
+}
+
+std::vector<int64_t> shapeOf(Type type, int64_t rows) {
+  std::vector<int64_t> shape;
+  if (auto d = dyn_cast<DomainType>(type)) {
+    shape.push_back(rows);
+    llvm::append_range(shape, d.getShape());
+  } else {
+    llvm::append_range(shape, cast<RankedTensorType>(type).getShape());
+  }
+  return shape;
+}
+
+DType dtypeOf(Type type) {
+  Type elem = isa<DomainType>(type) ? cast<DomainType>(type).getElementType()
+                                    : getElementTypeOrSelf(type);
+  return isa<IntegerType>(elem) ? DType::I32 : DType::F32;
+}
+
+llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
+  std::string loc;
+  llvm::raw_string_ostream os(loc);
+  os << op->getLoc();
+  return llvm::createStringError(os.str() + ": " + message);
+}
+
+/// Task boundaries over vertices: fixed row blocks, or blocks of about
+/// kEdgesPerTask in-edges for propagation.
+std::vector<int64_t> rowBlocks(const Graph &g, bool byEdges) {
+  std::vector<int64_t> bounds{0};
+  int64_t v = g.numVertices;
+  if (!byEdges) {
+    for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
+      bounds.push_back(r);
+  } else {
+    int64_t start = 0;
+    for (int64_t r = 1; r < v; ++r)
+      if (g.inOffsets[r] - g.inOffsets[start] >= kEdgesPerTask ||
+          r - start >= 8 * kRowsPerTask) {
+        bounds.push_back(r);
+        start = r;
+      }
+  }
+  bounds.push_back(v);
+  return bounds;
+}
+
+class Run {
+public:
+  explicit Run(const ExecutionContext &ctx) : ctx(ctx) {}
+  llvm::Expected<std::vector<Tensor>> execute(ModelOp model);
+
+private:
+  const Tensor *lookup(Value v) {
+    auto it = values.find(v);
+    return it == values.end() ? nullptr : it->second;
+  }
+  Tensor *allocate(Value v) {
+    auto t = std::make_unique<Tensor>(
+        shapeOf(v.getType(), ctx.graph->numVertices), dtypeOf(v.getType()));
+    Tensor *raw = t.get();
+    owned[v] = std::move(t);
+    values[v] = raw;
+    return raw;
+  }
+
+  llvm::Error bindInput(ModelOp model, BlockArgument arg);
+  llvm::Error launch(LaunchOp op);
+  llvm::Error linear(LinearOp op);
+  llvm::Error scalarOp(Operation *op);
+  double crossEntropy(const Tensor &logits, const Tensor &labels);
+
+  const ExecutionContext &ctx;
+  llvm::DenseMap<Value, const Tensor *> values;
+  llvm::DenseMap<Value, std::unique_ptr<Tensor>> owned;
+  std::vector<int64_t> mapBlocks, edgeBlocks;
+};
+
+llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
+  auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                 "saga.name");
+  std::string n = name ? name.str() : "#" + std::to_string(arg.getArgNumber());
+  auto it = ctx.inputs->find(n);
+  if (it == ctx.inputs->end())
+    return llvm::createStringError("graph input '" + n + "' is not set");
+  const Tensor &t = it->second;
+  auto type = cast<DomainType>(arg.getType());
+  int64_t rows = type.isEdgeDomain() ? ctx.graph->numEdges
+                                     : ctx.graph->numVertices;
+  std::vector<int64_t> expected = shapeOf(arg.getType(), rows);
+  if (t.shape() != expected || t.dtype() != dtypeOf(arg.getType())) {
+    return llvm::createStringError(
+        "graph input '" + n + "' has shape " + t.describe() +
+        ", the model needs " +
+        Tensor::describe(expected, dtypeOf(arg.getType())));
+  }
+  values[arg] = &t;
+  return llvm::Error::success();
+}
+
+llvm::Error Run::launch(LaunchOp op) {
+  CpuKernels::Packed kernel = ctx.kernels->lookup(op.getCallee());
+  if (!kernel)
+    return errorAt(op, "kernel '" + op.getCallee().str() + "' was not compiled");
+  std::vector<FlatMemRef> buffers;
+  if (op.getPropagate()) {
+    const Graph &g = *ctx.graph;
+    buffers.push_back(flat(const_cast<int64_t *>(g.inOffsets.data()),
+                           g.inOffsets.size()));
+    buffers.push_back(flat(const_cast<int32_t *>(g.inSources.data()),
+                           g.inSources.size()));
+    buffers.push_back(flat(const_cast<int64_t *>(g.inEdgeIds.data()),
+                           g.inEdgeIds.size()));
+  }
+  for (Value v : op.getOperands()) {
+    const Tensor *t = lookup(v);
+    if (!t)
+      return errorAt(op, "operand has no value (plan out of order?)");
+    buffers.push_back(
+        flat(const_cast<void *>(static_cast<const void *>(t->f32())),
+             t->numElements()));
+  }
+  for (Value r : op.getResults()) {
+    Tensor *t = allocate(r);
+    buffers.push_back(flat(t->data(), t->numElements()));
+  }
+  const std::vector<int64_t> &blocks =
+      op.getPropagate() ? edgeBlocks : mapBlocks;
+  ctx.pool->parallelFor(blocks.size() - 1, [&](int64_t task) {
+    int64_t begin = blocks[task], end = blocks[task + 1];
+    std::vector<FlatMemRef> local = buffers;
+    std::vector<void *> args{&begin, &end};
+    for (FlatMemRef &m : local) {
+      args.push_back(&m.allocated);
+      args.push_back(&m.aligned);
+      args.push_back(&m.offset);
+      args.push_back(&m.size);
+      args.push_back(&m.stride);
+    }
+    kernel(args.data());
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error Run::linear(LinearOp op) {
+  const Tensor *x = lookup(op.getInput());
+  const Tensor *w = lookup(op.getWeight());
+  if (!x || !w)
+    return errorAt(op, "operand has no value");
+  Tensor *y = allocate(op.getResult());
+  int64_t k = x->rowSize(), n = y->rowSize();
+  ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t task) {
+    int64_t begin = mapBlocks[task], rows = mapBlocks[task + 1] - begin;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, k, 1.0f,
+                x->f32() + begin * k, k, w->f32(), n, 0.0f,
+                y->f32() + begin * n, n);
+  });
+  return llvm::Error::success();
+}
+
+double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
+  int64_t c = logits.rowSize();
+  double total = 0;
+  int64_t count = 0;
+  auto add = [&](int64_t v) {
+    int32_t label = labels.i32()[v];
+    if (label < 0 || label >= c)
+      return;
+    const float *row = logits.f32() + v * c;
+    double m = row[0];
+    for (int64_t j = 1; j < c; ++j)
+      m = std::max(m, double(row[j]));
+    double s = 0;
+    for (int64_t j = 0; j < c; ++j)
+      s += std::exp(double(row[j]) - m);
+    total += m + std::log(s) - row[label];
+    ++count;
+  };
+  if (ctx.lossMask.empty())
+    for (int64_t v = 0; v < logits.rows(); ++v)
+      add(v);
+  else
+    for (int32_t v : ctx.lossMask)
+      add(v);
+  return count ? total / count : 0.0;
+}
+
+// Model-level scalars: losses, weight decay and their arithmetic.
+llvm::Error Run::scalarOp(Operation *op) {
+  auto scalar = [&](double v) {
+    Tensor *t = allocate(op->getResult(0));
+    t->f32()[0] = static_cast<float>(v);
+  };
+  auto operand = [&](unsigned i) -> const Tensor * {
+    return lookup(op->getOperand(i));
+  };
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || !dense.isSplat() ||
+        cast<RankedTensorType>(dense.getType()).getRank() != 0)
+      return errorAt(op, "only scalar constants are supported in a model");
+    scalar(dense.getSplatValue<APFloat>().convertToDouble());
+    return llvm::Error::success();
+  }
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    scalar(crossEntropy(*operand(0), *operand(1)));
+    return llvm::Error::success();
+  }
+  if (isa<L2Op>(op)) {
+    const Tensor *x = operand(0);
+    double s = 0;
+    for (int64_t i = 0; i < x->numElements(); ++i)
+      s += double(x->f32()[i]) * x->f32()[i];
+    scalar(s / 2);
+    return llvm::Error::success();
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    if (cast<RankedTensorType>(op->getResult(0).getType()).getRank() != 0)
+      return errorAt(op, "model-level tensor arithmetic must be on scalars");
+    double a = operand(0)->f32()[0], b = operand(1)->f32()[0];
+    scalar(isa<AddOp>(op)   ? a + b
+           : isa<SubOp>(op) ? a - b
+           : isa<MulOp>(op) ? a * b
+                            : a / b);
+    return llvm::Error::success();
+  }
+  return errorAt(op, "'" + op->getName().getStringRef().str() +
+                         "' cannot be executed by the CPU runtime");
+}
+
+llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
+  const Graph &g = *ctx.graph;
+  mapBlocks = rowBlocks(g, false);
+  edgeBlocks = rowBlocks(g, true);
+  Block &block = model.getBody().front();
+  for (BlockArgument arg : block.getArguments())
+    if (llvm::Error e = bindInput(model, arg))
+      return std::move(e);
+
+  for (Operation &op : block) {
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      auto it = ctx.params->find(param.getName());
+      if (it == ctx.params->end())
+        return llvm::createStringError("parameter '" + param.getName().str() +
+                                       "' is not set");
+      std::vector<int64_t> want = shapeOf(param.getType(), 0);
+      if (it->second.shape() != want)
+        return llvm::createStringError(
+            "parameter '" + param.getName().str() + "' has shape " +
+            it->second.describe() + ", the model needs " +
+            Tensor::describe(want, DType::F32));
+      values[param] = &it->second;
+    } else if (isa<DegreeOp>(op)) {
+      Tensor *t = allocate(op.getResult(0));
+      std::vector<float> deg = g.inDegrees();
+      std::copy(deg.begin(), deg.end(), t->f32());
+    } else if (isa<VertexIdOp>(op)) {
+      Tensor *t = allocate(op.getResult(0));
+      for (int32_t v = 0; v < g.numVertices; ++v)
+        t->i32()[v] = v;
+    } else if (auto l = dyn_cast<LaunchOp>(op)) {
+      if (llvm::Error e = launch(l))
+        return std::move(e);
+    } else if (auto l = dyn_cast<LinearOp>(op)) {
+      if (llvm::Error e = linear(l))
+        return std::move(e);
+    } else if (auto r = dyn_cast<ReleaseOp>(op)) {
+      owned.erase(r.getValue());
+      values.erase(r.getValue());
+    } else if (auto ret = dyn_cast<ReturnOp>(op)) {
+      std::vector<Tensor> results;
+      for (Value v : ret.getOperands()) {
+        auto it = owned.find(v);
+        if (it != owned.end())
+          results.push_back(std::move(*it->second));
+        else if (const Tensor *t = lookup(v))
+          results.push_back(*t); // an input or parameter returned as is
+        else
+          return errorAt(ret, "result has no value");
+      }
+      return results;
+    } else if (llvm::Error e = scalarOp(&op)) {
+      return std::move(e);
+    }
+  }
+  return errorAt(model, "model has no saga.return");
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> saga::execute(ModelOp model,
+                                                  const ExecutionContext &ctx) {
+  openblas_set_num_threads(1); // parallelism comes from the pool's tasks
+  Run run(ctx);
+  return run.execute(model);
+}

@@ -1,0 +1,45 @@
+//===- Executor.h - runs an execution plan ----------------------*- C++ -*-===//
+//
+// Walks the plan (a `saga.model` lowered by saga-lower-to-plan) op by op:
+// binds graph inputs and parameters, allocates kernel results, launches
+// kernels over row ranges on the thread pool, runs `saga.linear` as BLAS
+// GEMMs, evaluates the losses, and frees buffers at `saga.release`.
+// Work is split at boundaries that depend only on the graph, so results are
+// bit-identical for any thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_EXECUTOR_H
+#define SAGA_RUNTIME_EXECUTOR_H
+
+#include "runtime/Graph.h"
+#include "runtime/Tensor.h"
+#include "runtime/ThreadPool.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <vector>
+
+namespace saga {
+
+class CpuKernels;
+class ModelOp;
+
+struct ExecutionContext {
+  const Graph *graph = nullptr;
+  ThreadPool *pool = nullptr;
+  const CpuKernels *kernels = nullptr;
+  const llvm::StringMap<Tensor> *inputs = nullptr; // by graph-input name
+  const llvm::StringMap<Tensor> *params = nullptr; // by parameter name
+  std::vector<int32_t> lossMask; // empty: all labelled vertices
+};
+
+/// Runs `model` and returns its results in order (vertex values as [V, ...]
+/// tensors, scalars as rank-0 tensors).
+llvm::Expected<std::vector<Tensor>> execute(ModelOp model,
+                                            const ExecutionContext &ctx);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_EXECUTOR_H

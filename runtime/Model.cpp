@@ -1,0 +1,259 @@
+//===- Model.cpp - Saga's C++ API -----------------------------------------===//
+
+#include "runtime/Model.h"
+
+#include "codegen/CpuJit.h"
+#include "dialect/Saga.h"
+#include "parser/FrontEnd.h"
+#include "passes/Passes.h"
+#include "runtime/Executor.h"
+#include "runtime/ThreadPool.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <chrono>
+#include <cmath>
+
+using namespace mlir;
+using namespace saga;
+
+namespace {
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// splitmix64: a small, portable generator (the same stream on every
+/// platform and standard library).
+struct SplitMix {
+  uint64_t state;
+  uint64_t next() {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  /// Uniform in [0, 1) with 24 random bits.
+  float uniform() { return float(next() >> 40) * (1.0f / 16777216.0f); }
+};
+
+uint64_t hashName(llvm::StringRef s) {
+  uint64_t h = 1469598103934665603ULL; // FNV-1a
+  for (char c : s)
+    h = (h ^ uint8_t(c)) * 1099511628211ULL;
+  return h;
+}
+} // namespace
+
+struct Model::Impl {
+  MLIRContext ctx;
+  OwningOpRef<ModuleOp> plan;
+  ModelOp model;
+  std::unique_ptr<CpuKernels> kernels;
+  std::unique_ptr<ThreadPool> pool;
+  CompileStats stats;
+  std::vector<ValueInfo> inputInfo, paramInfo;
+  bool selfLoops = false;
+
+  const Graph *graph = nullptr;
+  llvm::StringMap<Tensor> inputs, params;
+
+  Impl() : ctx(MLIRContext::Threading::DISABLED) {}
+};
+
+Model::Model(std::unique_ptr<Impl> impl) : impl(std::move(impl)) {}
+Model::~Model() = default;
+
+llvm::Expected<std::unique_ptr<Model>>
+Model::compileFile(const std::string &path, const CompileOptions &options) {
+  auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(path);
+  if (!buffer)
+    return llvm::createStringError("cannot open " + path + ": " +
+                                   buffer.getError().message());
+  return compileSource((*buffer)->getBuffer(), path == "-" ? "<stdin>" : path,
+                       options);
+}
+
+llvm::Expected<std::unique_ptr<Model>>
+Model::compileSource(llvm::StringRef source, llvm::StringRef name,
+                     const CompileOptions &options) {
+  auto impl = std::make_unique<Impl>();
+  MLIRContext &ctx = impl->ctx;
+  DialectRegistry registry;
+  registerSagaDialects(registry);
+  ctx.appendDialectRegistry(registry);
+  ctx.printOpOnDiagnostic(false);
+
+  // Diagnostics are rendered clang-style into the error message.
+  llvm::SourceMgr sourceMgr;
+  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(source, name),
+                               llvm::SMLoc());
+  std::string messages;
+  llvm::raw_string_ostream os(messages);
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, os);
+
+  auto start = std::chrono::steady_clock::now();
+  impl->plan = compileSaga(sourceMgr, ctx);
+  impl->stats.frontEnd = secondsSince(start);
+  if (!impl->plan)
+    return llvm::createStringError(messages);
+  auto models = impl->plan->getOps<ModelOp>();
+  if (models.empty())
+    return llvm::createStringError(name.str() + ": the file declares no model");
+  ModelOp model = *models.begin();
+  impl->selfLoops = model->hasAttr("saga.self_loops");
+
+  for (auto [i, type] : llvm::enumerate(model.getArgumentTypes())) {
+    auto d = cast<DomainType>(type);
+    ValueInfo info;
+    auto attr = [&](StringRef key) { return model.getArgAttr(i, key); };
+    info.name = cast<StringAttr>(attr("saga.name")).str();
+    info.shape.assign(d.getShape().begin(), d.getShape().end());
+    info.dtype = isa<IntegerType>(d.getElementType()) ? DType::I32 : DType::F32;
+    info.domain = d.isEdgeDomain() ? ValueInfo::Edge : ValueInfo::Vertex;
+    if (auto def = dyn_cast_or_null<FloatAttr>(attr("saga.default")))
+      info.defaultValue = def.getValueAsDouble();
+    impl->inputInfo.push_back(info);
+  }
+  model.walk([&](ParamOp p) {
+    ValueInfo info;
+    info.name = p.getName().str();
+    auto shape = cast<RankedTensorType>(p.getType()).getShape();
+    info.shape.assign(shape.begin(), shape.end());
+    info.domain = ValueInfo::Param;
+    info.init = stringifyInit(p.getInit()).str();
+    if (p.getValue())
+      info.initValue = p.getValue()->convertToDouble();
+    impl->paramInfo.push_back(info);
+  });
+
+  start = std::chrono::steady_clock::now();
+  PassManager pm(&ctx);
+  buildLowerToPlanPipeline(pm, options.optLevel);
+  if (failed(pm.run(*impl->plan)))
+    return llvm::createStringError("lowering failed:\n" + messages);
+  impl->model = *impl->plan->getOps<ModelOp>().begin();
+  impl->stats.lowering = secondsSince(start);
+
+  auto kernels = CpuKernels::compile(*impl->plan);
+  if (!kernels)
+    return kernels.takeError();
+  impl->kernels = std::move(*kernels);
+  impl->stats.jit = impl->kernels->compileSeconds();
+  impl->pool = std::make_unique<ThreadPool>(std::max(1u, options.threads));
+  return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+const CompileStats &Model::compileStats() const { return impl->stats; }
+std::vector<ValueInfo> Model::inputs() const { return impl->inputInfo; }
+std::vector<ValueInfo> Model::params() const { return impl->paramInfo; }
+bool Model::selfLoops() const { return impl->selfLoops; }
+
+std::string Model::planIR() const {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  impl->plan->print(os);
+  return s;
+}
+
+llvm::Error Model::setGraph(const Graph &graph) {
+  if (graph.selfLoops != impl->selfLoops)
+    return llvm::createStringError(
+        std::string("the model's graph declaration ") +
+        (impl->selfLoops ? "asks for self loops" : "has no self loops") +
+        " but the graph was built " +
+        (graph.selfLoops ? "with" : "without") + " them");
+  impl->graph = &graph;
+  return llvm::Error::success();
+}
+
+llvm::Error Model::setInput(llvm::StringRef name, Tensor value) {
+  if (!llvm::any_of(impl->inputInfo,
+                    [&](const ValueInfo &i) { return i.name == name; }))
+    return llvm::createStringError("the model has no graph input '" +
+                                   name.str() + "'");
+  impl->inputs[name] = std::move(value);
+  return llvm::Error::success();
+}
+
+llvm::Error Model::setParam(llvm::StringRef name, Tensor value) {
+  auto it = llvm::find_if(impl->paramInfo,
+                          [&](const ValueInfo &i) { return i.name == name; });
+  if (it == impl->paramInfo.end())
+    return llvm::createStringError("the model has no parameter '" +
+                                   name.str() + "'");
+  if (value.shape() != it->shape)
+    return llvm::createStringError(
+        "parameter '" + name.str() + "' needs " +
+        Tensor::describe(it->shape, DType::F32) + ", got " + value.describe());
+  impl->params[name] = std::move(value);
+  return llvm::Error::success();
+}
+
+void Model::initParams(uint64_t seed) {
+  for (const ValueInfo &info : impl->paramInfo) {
+    if (impl->params.count(info.name))
+      continue;
+    Tensor t(info.shape);
+    int64_t n = t.numElements();
+    if (info.init == "glorot") {
+      int64_t fanIn = info.shape[0], fanOut = n / fanIn;
+      float limit = std::sqrt(6.0f / float(fanIn + fanOut));
+      SplitMix rng{seed ^ hashName(info.name)};
+      for (int64_t i = 0; i < n; ++i)
+        t.f32()[i] = (2 * rng.uniform() - 1) * limit;
+    } else {
+      float v = info.init == "ones" ? 1.0f
+                : info.init == "constant" ? float(info.initValue)
+                                          : 0.0f;
+      std::fill(t.f32(), t.f32() + n, v);
+    }
+    impl->params[info.name] = std::move(t);
+  }
+}
+
+const Tensor *Model::param(llvm::StringRef name) const {
+  auto it = impl->params.find(name);
+  return it == impl->params.end() ? nullptr : &it->second;
+}
+
+llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
+  if (!impl->graph)
+    return llvm::createStringError("no graph: call setGraph first");
+  const Graph &g = *impl->graph;
+  for (const ValueInfo &info : impl->inputInfo) {
+    if (impl->inputs.count(info.name))
+      continue;
+    if (!info.defaultValue)
+      return llvm::createStringError("graph input '" + info.name +
+                                     "' is not set");
+    std::vector<int64_t> shape{info.domain == ValueInfo::Edge
+                                   ? g.numEdges
+                                   : int64_t(g.numVertices)};
+    llvm::append_range(shape, info.shape);
+    Tensor t(shape);
+    std::fill(t.f32(), t.f32() + t.numElements(), float(*info.defaultValue));
+    impl->inputs[info.name] = std::move(t);
+  }
+  ExecutionContext ec;
+  ec.graph = &g;
+  ec.pool = impl->pool.get();
+  ec.kernels = impl->kernels.get();
+  ec.inputs = &impl->inputs;
+  ec.params = &impl->params;
+  ec.lossMask = options.lossMask;
+  auto start = std::chrono::steady_clock::now();
+  auto results = execute(impl->model, ec);
+  if (!results)
+    return results.takeError();
+  ForwardResult r;
+  r.seconds = secondsSince(start);
+  r.prediction = std::move((*results)[0]);
+  if (results->size() > 1)
+    r.loss = (*results)[1].f32()[0];
+  return r;
+}

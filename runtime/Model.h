@@ -1,0 +1,108 @@
+//===- Model.h - Saga's C++ API: compile a model, run it on a graph -*- C++ -*-===//
+//
+//   auto model = saga::Model::compileFile("gcn.saga");      // parse, lower, JIT
+//   if (!model) { llvm::errs() << toString(model.takeError()); return 1; }
+//   (*model)->setGraph(graph);                              // a saga::Graph
+//   (*model)->setInput("x", features);                      // by graph-input name
+//   (*model)->initParams(/*seed=*/0);                       // or setParam(...)
+//   auto out = (*model)->forward();                         // out.prediction, out.loss
+//
+// Errors (a bad .saga file, a wrong input shape, a missing input) come back
+// as llvm::Error with a message that says what and where. Compiled kernels
+// live as long as the Model.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_MODEL_H
+#define SAGA_RUNTIME_MODEL_H
+
+#include "runtime/Graph.h"
+#include "runtime/Tensor.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+struct CompileOptions {
+  /// 0: no optimisation passes; 2: all (GEMM extraction, ...).
+  unsigned optLevel = 2;
+  /// Threads for running kernels (>= 1).
+  unsigned threads = 1;
+};
+
+/// Time spent in each compile phase, in seconds.
+struct CompileStats {
+  double frontEnd = 0, lowering = 0, jit = 0;
+  double total() const { return frontEnd + lowering + jit; }
+};
+
+/// A graph input or a parameter, as the model declares it.
+struct ValueInfo {
+  std::string name;
+  std::vector<int64_t> shape; // per vertex/edge for inputs; whole for params
+  DType dtype = DType::F32;
+  enum Domain { Vertex, Edge, Param } domain = Vertex;
+  std::string init;              // parameters: glorot, zeros, ones, constant
+  double initValue = 0;          // constant initialiser
+  std::optional<double> defaultValue; // edge inputs with a default
+};
+
+struct ForwardOptions {
+  /// Vertices the loss averages over (e.g. the training split); empty: all
+  /// labelled vertices.
+  std::vector<int32_t> lossMask;
+};
+
+struct ForwardResult {
+  Tensor prediction;           // the model's `out`, [V, ...]
+  std::optional<double> loss;  // the model's `loss`, when it has one
+  double seconds = 0;
+};
+
+class Model {
+public:
+  static llvm::Expected<std::unique_ptr<Model>>
+  compileFile(const std::string &path, const CompileOptions &options = {});
+  static llvm::Expected<std::unique_ptr<Model>>
+  compileSource(llvm::StringRef source, llvm::StringRef name = "<string>",
+                const CompileOptions &options = {});
+  ~Model();
+
+  const CompileStats &compileStats() const;
+  std::vector<ValueInfo> inputs() const;
+  std::vector<ValueInfo> params() const;
+  /// Whether the graph declared `self_loops` (added by setGraph's caller:
+  /// build the Graph with addSelfLoops = selfLoops()).
+  bool selfLoops() const;
+  /// The execution plan (saga dialect, plan level), for inspection.
+  std::string planIR() const;
+
+  /// The graph stays owned by the caller and must outlive forward().
+  llvm::Error setGraph(const Graph &graph);
+  /// Vertex inputs have numVertices rows; edge inputs numEdges rows in edge
+  /// id order. Missing edge inputs with a default are filled with it.
+  llvm::Error setInput(llvm::StringRef name, Tensor value);
+  llvm::Error setParam(llvm::StringRef name, Tensor value);
+  /// Initialises every parameter that was not set, from its initialiser
+  /// (Glorot uniform with a seeded generator).
+  void initParams(uint64_t seed);
+  const Tensor *param(llvm::StringRef name) const;
+
+  llvm::Expected<ForwardResult> forward(const ForwardOptions &options = {});
+
+private:
+  struct Impl;
+  explicit Model(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl;
+};
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_MODEL_H

@@ -1,0 +1,33 @@
+//===- ParamsFile.h - parameters as text ------------------------*- C++ -*-===//
+//
+// A readable, diffable format for parameter values:
+//
+//   # comment
+//   GCNConv#0.W 1433 16        <- name, then the shape
+//   0.25 -0.5 ...              <- exactly 1433 * 16 numbers, any layout
+//
+// Errors name the file, the line and the problem.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_PARAMSFILE_H
+#define SAGA_RUNTIME_PARAMSFILE_H
+
+#include "runtime/Tensor.h"
+
+#include "llvm/Support/Error.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace saga {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+llvm::Expected<NamedTensors> loadParamsFile(const std::string &path);
+llvm::Error saveParamsFile(const std::string &path, const NamedTensors &params);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_PARAMSFILE_H

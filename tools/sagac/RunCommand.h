@@ -1,0 +1,27 @@
+//===- RunCommand.h - `sagac run`: a forward pass on a dataset --*- C++ -*-===//
+
+#ifndef SAGA_TOOLS_SAGAC_RUNCOMMAND_H
+#define SAGA_TOOLS_SAGAC_RUNCOMMAND_H
+
+#include <string>
+
+namespace saga {
+
+struct RunOptions {
+  std::string model;       // .saga file or "-"
+  std::string data;        // a Planetoid folder
+  std::string params;      // parameter file; empty: initialise
+  unsigned threads = 1;
+  unsigned optLevel = 2;
+  bool rowNormalize = true; // divide each feature row by its sum
+  uint64_t seed = 0;
+};
+
+/// Compiles the model, loads the data, runs one forward pass and prints the
+/// timings, the prediction counts and (with labels) the accuracies. Returns
+/// the process exit status.
+int runForward(const RunOptions &options);
+
+} // namespace saga
+
+#endif // SAGA_TOOLS_SAGAC_RUNCOMMAND_H
