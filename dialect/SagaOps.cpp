@@ -423,8 +423,9 @@ LogicalResult LinearOp::verify() {
 }
 
 LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto fn = symbolTable.lookupNearestSymbolFrom<func::FuncOp>(*this,
-                                                              getCalleeAttr());
+  // A func.func at kernel level, an llvm.func once lowered for the CPU.
+  auto fn = symbolTable.lookupNearestSymbolFrom<FunctionOpInterface>(
+      *this, getCalleeAttr());
   if (!fn)
     return emitOpError() << "kernel '" << getCallee() << "' is not a function";
   return success();

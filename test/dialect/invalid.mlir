@@ -936,3 +936,66 @@ func.func @return_outside() {
   // expected-error @+1 {{'saga.return' op expects parent op 'saga.model'}}
   saga.return
 }
+
+// -----
+
+// Tests that a propagate's src operands must be vertex values.
+func.func @propagate_src_edge(%e: !saga.edge<4xf32>) -> !saga.vertex<4xf32> {
+  // expected-error @+1 {{'saga.propagate' op src operand #0 must be a vertex value, not '!saga.edge<4xf32>'}}
+  %a = saga.propagate sum src(%e) dst() edge() : (!saga.edge<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.vertex<4xf32>
+}
+
+// -----
+
+// Tests that softmax_sum propagation needs a score as its body's second yield.
+func.func @propagate_softmax_no_score(%h: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  // expected-error @+1 {{'saga.propagate' op body yields 1 value but softmax_sum needs a message and a score}}
+  %a = saga.propagate softmax_sum src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.vertex<4xf32>
+}
+
+// -----
+
+// Tests that a propagate's message must have the result's per-vertex type.
+func.func @propagate_message_type(%h: !saga.vertex<4xf32>) -> !saga.vertex<2xf32> {
+  // expected-error @+1 {{'saga.propagate' op message type 'tensor<4xf32>' differs from the result's per-vertex 'tensor<2xf32>'}}
+  %a = saga.propagate sum src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.vertex<2xf32>
+}
+
+// -----
+
+// Tests that a linear's weight must start with the input's width.
+func.func @linear_mismatch(%h: !saga.vertex<4xf32>, %W: tensor<5x3xf32>) -> !saga.vertex<3xf32> {
+  // expected-error @+1 {{'saga.linear' op weight [5, 3] must be [4, ...]}}
+  %y = saga.linear %h, %W : !saga.vertex<4xf32>, tensor<5x3xf32> -> !saga.vertex<3xf32>
+  return %y : !saga.vertex<3xf32>
+}
+
+// -----
+
+// Tests that a linear's input must be one vector per vertex.
+func.func @linear_rank(%h: !saga.vertex<2x4xf32>, %W: tensor<4x3xf32>) -> !saga.vertex<3xf32> {
+  // expected-error @+1 {{'saga.linear' op input must be one vector per vertex, got '!saga.vertex<2x4xf32>'}}
+  %y = saga.linear %h, %W : !saga.vertex<2x4xf32>, tensor<4x3xf32> -> !saga.vertex<3xf32>
+  return %y : !saga.vertex<3xf32>
+}
+
+// -----
+
+// Tests that a launch must name a function.
+saga.model @launch_unknown(%x: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  // expected-error @+1 {{'saga.launch' op kernel 'nowhere' is not a function}}
+  %y = saga.launch @nowhere(%x) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32>
+  saga.return %y : !saga.vertex<4xf32>
+}

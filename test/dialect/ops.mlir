@@ -326,3 +326,27 @@ saga.model @GCN(%x: !saga.vertex<16xf32>, %label: !saga.vertex<i32>)
 saga.model @Empty(%e: !saga.edge<4x8xf32>) {
   saga.return
 }
+
+// -----
+
+// Tests that the graph-tensor and plan level ops round-trip.
+// CHECK-LABEL: func.func private @kernel
+func.func private @kernel(index, index, memref<?xf32>, memref<?xf32>)
+// CHECK-LABEL: saga.model @lowered
+// CHECK:         %[[P:.*]] = saga.propagate max src(%{{.*}}) dst(%{{.*}}) edge(%{{.*}}) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.edge<f32>) -> !saga.vertex<4xf32>
+// CHECK:         %[[L:.*]] = saga.linear %[[P]], %{{.*}} : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
+// CHECK:         %[[K:.*]] = saga.launch @kernel(%[[L]]) {propagate} : (!saga.vertex<2xf32>) -> !saga.vertex<2xf32>
+// CHECK:         saga.release %[[L]] : !saga.vertex<2xf32>
+saga.model @lowered(%x: !saga.vertex<4xf32>, %w: !saga.edge<f32>) -> !saga.vertex<2xf32> {
+  %W = saga.param "W" glorot : tensor<4x2xf32>
+  %p = saga.propagate max src(%x) dst(%x) edge(%w) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.edge<f32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<f32>):
+    %s = saga.sub %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %m = saga.mul %s, %c : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    saga.yield %m : tensor<4xf32>
+  }
+  %l = saga.linear %p, %W : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
+  %k = saga.launch @kernel(%l) {propagate} : (!saga.vertex<2xf32>) -> !saga.vertex<2xf32>
+  saga.release %l : !saga.vertex<2xf32>
+  saga.return %k : !saga.vertex<2xf32>
+}

@@ -1,0 +1,81 @@
+// RUN: saga-opt %s --saga-lower-to-kernels --split-input-file | FileCheck %s
+
+// Tests that an apply_vertex becomes a row-range kernel over flat buffers and
+// a launch passing its inputs, then the parameters its body captures; that
+// a linear stays a plan step; and that every plan-allocated buffer is
+// released after its last use, outputs excepted.
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK-SAME:    (%[[BEGIN:.*]]: index, %[[END:.*]]: index, %[[IN:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>)
+// CHECK-SAME:    attributes {saga.kernel = "map"}
+// CHECK:         scf.for %[[V:.*]] = %[[BEGIN]] to %[[END]]
+// CHECK:           scf.for
+// CHECK:             memref.load %[[IN]]
+// CHECK:             memref.load %[[B]]
+// CHECK:             arith.addf {{.*}} fastmath<contract> : f32
+// CHECK:             arith.maximumf
+// CHECK:           memref.store {{.*}}, %[[OUT]]
+// CHECK-LABEL: saga.model @m
+// CHECK:         %[[Y:.*]] = saga.linear
+// CHECK:         %[[R:.*]] = saga.launch @saga_kernel_0(%[[Y]], %{{.*}}) : (!saga.vertex<4xf32>, tensor<4xf32>) -> !saga.vertex<4xf32>
+// CHECK-NEXT:    saga.release %[[Y]]
+// CHECK-NEXT:    saga.return %[[R]]
+saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> {
+  %W = saga.param "W" glorot : tensor<8x4xf32>
+  %b = saga.param "b" zeros : tensor<4xf32>
+  %y = saga.linear %x, %W : !saga.vertex<8xf32>, tensor<8x4xf32> -> !saga.vertex<4xf32>
+  %r = saga.apply_vertex(%y) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    %s = saga.add %t, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %u = saga.relu %s : tensor<4xf32>
+    saga.yield %u : tensor<4xf32>
+  }
+  saga.return %r : !saga.vertex<4xf32>
+}
+
+// -----
+
+// Tests that a propagate becomes a kernel that reads the CSR by destination
+// (offsets, sources, edge ids), loops over each vertex's in-edges and
+// divides by the in-degree for mean, with zeros for vertices without
+// in-edges.
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK-SAME:    (%{{.*}}: index, %{{.*}}: index, %[[OFF:.*]]: memref<?xi64>, %[[SRC:.*]]: memref<?xi32>, %[[EID:.*]]: memref<?xi64>, %[[H:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>)
+// CHECK-SAME:    attributes {saga.kernel = "propagate"}
+// CHECK:         memref.load %[[OFF]]
+// CHECK:         scf.for
+// CHECK:           memref.load %[[SRC]]
+// CHECK:           memref.load %[[EID]]
+// CHECK:           memref.load %[[H]]
+// CHECK:           arith.addf
+// CHECK:         arith.cmpi eq
+// CHECK:         arith.divf
+// CHECK:         arith.select
+// CHECK:         memref.store {{.*}}, %[[OUT]]
+// CHECK-LABEL: saga.model @mean
+// CHECK:         saga.launch @saga_kernel_0(%{{.*}}) {propagate}
+saga.model @mean(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<8xf32> {
+  %a = saga.propagate mean src(%x) dst() edge() : (!saga.vertex<8xf32>) -> !saga.vertex<8xf32> {
+  ^bb0(%t: tensor<8xf32>):
+    saga.yield %t : tensor<8xf32>
+  }
+  saga.return %a : !saga.vertex<8xf32>
+}
+
+// -----
+
+// Tests that softmax_sum lowers to an online softmax: a running maximum and
+// sum per head, rescaled with exp as the maximum grows.
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK:         memref.alloca() : memref<2xf32>
+// CHECK:         memref.alloca() : memref<2xf32>
+// CHECK:         scf.for
+// CHECK:           arith.maximumf
+// CHECK:           math.exp
+// CHECK:           math.exp
+saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2xf32> {saga.name = "s"}) -> !saga.vertex<2x4xf32> {
+  %g = saga.propagate softmax_sum src(%z, %s) dst() edge() : (!saga.vertex<2x4xf32>, !saga.vertex<2xf32>) -> !saga.vertex<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2xf32>):
+    saga.yield %a, %b : tensor<2x4xf32>, tensor<2xf32>
+  }
+  saga.return %g : !saga.vertex<2x4xf32>
+}
