@@ -19,6 +19,17 @@ def SagaFormPropagation : Pass<"saga-form-propagation", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect"];
 }
 
+def SagaStripDropout : Pass<"saga-strip-dropout", "mlir::ModuleOp"> {
+  let summary = "remove dropout for inference";
+  let description = [{
+    Dropout is the identity outside training: every `saga.dropout` is
+    replaced by its input. Stage bodies left forwarding their inputs are
+    removed by the GEMM extraction's cleanup, so an inference plan has no
+    copy kernels for dropout.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 def SagaExtractGemm : Pass<"saga-extract-gemm", "mlir::ModuleOp"> {
   let summary = "batch per-vertex vector-matrix products into GEMMs";
   let description = [{

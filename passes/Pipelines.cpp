@@ -13,6 +13,7 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel) {
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createSagaFormPropagation());
+  pm.addPass(createSagaStripDropout()); // inference plans
   if (optLevel > 0)
     pm.addPass(createSagaExtractGemm());
   pm.addPass(createCSEPass());

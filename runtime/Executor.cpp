@@ -6,9 +6,11 @@
 #include "dialect/Saga.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 
 #include <cblas.h>
 
+#include <chrono>
 #include <cmath>
 #include <memory>
 
@@ -92,8 +94,8 @@ private:
     return it == values.end() ? nullptr : it->second;
   }
   Tensor *allocate(Value v) {
-    auto t = std::make_unique<Tensor>(
-        shapeOf(v.getType(), ctx.graph->numVertices), dtypeOf(v.getType()));
+    auto t = std::make_unique<Tensor>(Tensor::uninitialized(
+        shapeOf(v.getType(), ctx.graph->numVertices), dtypeOf(v.getType())));
     Tensor *raw = t.get();
     owned[v] = std::move(t);
     values[v] = raw;
@@ -274,6 +276,18 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       return std::move(e);
 
   for (Operation &op : block) {
+    auto stepStart = std::chrono::steady_clock::now();
+    llvm::scope_exit record([&] {
+      if (!ctx.profile || isa<ParamOp, ReleaseOp, ReturnOp>(op))
+        return;
+      std::string what = op.getName().stripDialect().str();
+      if (auto l = dyn_cast<LaunchOp>(op))
+        what += " " + l.getCallee().str();
+      ctx.profile->emplace_back(
+          what, std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - stepStart)
+                    .count());
+    });
     if (auto param = dyn_cast<ParamOp>(op)) {
       auto it = ctx.params->find(param.getName());
       if (it == ctx.params->end())

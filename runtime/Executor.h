@@ -33,6 +33,8 @@ struct ExecutionContext {
   const llvm::StringMap<Tensor> *inputs = nullptr; // by graph-input name
   const llvm::StringMap<Tensor> *params = nullptr; // by parameter name
   std::vector<int32_t> lossMask; // empty: all labelled vertices
+  /// Per-step wall times, in plan order (filled when non-null).
+  std::vector<std::pair<std::string, double>> *profile = nullptr;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

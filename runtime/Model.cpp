@@ -246,12 +246,16 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   ec.inputs = &impl->inputs;
   ec.params = &impl->params;
   ec.lossMask = options.lossMask;
+  std::vector<std::pair<std::string, double>> profile;
+  if (options.profile)
+    ec.profile = &profile;
   auto start = std::chrono::steady_clock::now();
   auto results = execute(impl->model, ec);
   if (!results)
     return results.takeError();
   ForwardResult r;
   r.seconds = secondsSince(start);
+  r.profile = std::move(profile);
   r.prediction = std::move((*results)[0]);
   if (results->size() > 1)
     r.loss = (*results)[1].f32()[0];

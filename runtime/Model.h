@@ -58,12 +58,15 @@ struct ForwardOptions {
   /// Vertices the loss averages over (e.g. the training split); empty: all
   /// labelled vertices.
   std::vector<int32_t> lossMask;
+  /// Record the wall time of every plan step in ForwardResult::profile.
+  bool profile = false;
 };
 
 struct ForwardResult {
   Tensor prediction;           // the model's `out`, [V, ...]
   std::optional<double> loss;  // the model's `loss`, when it has one
   double seconds = 0;
+  std::vector<std::pair<std::string, double>> profile; // step, seconds
 };
 
 class Model {

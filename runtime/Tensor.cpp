@@ -2,9 +2,14 @@
 
 #include "runtime/Tensor.h"
 
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+
+#include <sys/mman.h>
 #include <utility>
 
 using namespace saga;
@@ -26,9 +31,42 @@ int64_t product(const std::vector<int64_t> &shape, size_t from) {
 }
 } // namespace
 
+void Tensor::Free::operator()(uint32_t *p) const { std::free(p); }
+
 Tensor::Tensor(std::vector<int64_t> shape, DType dtype)
+    : Tensor(std::move(shape), dtype, /*zero=*/true) {}
+
+Tensor Tensor::uninitialized(std::vector<int64_t> shape, DType dtype) {
+  return Tensor(std::move(shape), dtype, /*zero=*/false);
+}
+
+Tensor::Tensor(std::vector<int64_t> shape, DType dtype, bool zero)
     : shape_(std::move(shape)), dtype_(dtype) {
-  data_.assign(static_cast<size_t>(product(shape_, 0)), 0u);
+  size_t bytes = static_cast<size_t>(product(shape_, 0)) * 4;
+  constexpr size_t kHuge = size_t(2) << 20;
+  bool huge = bytes >= 2 * kHuge;
+  size_t align = huge ? kHuge : 64;
+  size_t rounded = (std::max<size_t>(bytes, 4) + align - 1) / align * align;
+  auto *p = static_cast<uint32_t *>(std::aligned_alloc(align, rounded));
+  if (!p)
+    llvm::report_fatal_error("saga::Tensor: out of memory allocating " +
+                             llvm::Twine(bytes) + " bytes");
+  if (huge)
+    madvise(p, rounded, MADV_HUGEPAGE);
+  if (zero)
+    std::memset(p, 0, bytes);
+  data_.reset(p);
+}
+
+Tensor::Tensor(const Tensor &other)
+    : Tensor(other.shape_, other.dtype_, /*zero=*/false) {
+  std::memcpy(data_.get(), other.data_.get(), other.numElements() * 4);
+}
+
+Tensor &Tensor::operator=(const Tensor &other) {
+  if (this != &other)
+    *this = Tensor(other);
+  return *this;
 }
 
 int64_t Tensor::rowSize() const { return product(shape_, 1); }

@@ -9,6 +9,7 @@
 #define SAGA_RUNTIME_TENSOR_H
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,13 @@ public:
   Tensor() : shape_{0} {}
   /// Zero-initialised; `shape[0]` is the row count.
   Tensor(std::vector<int64_t> shape, DType dtype = DType::F32);
+  /// Storage left uninitialised, for results a kernel overwrites entirely.
+  static Tensor uninitialized(std::vector<int64_t> shape,
+                              DType dtype = DType::F32);
+  Tensor(const Tensor &other);
+  Tensor &operator=(const Tensor &other);
+  Tensor(Tensor &&) = default;
+  Tensor &operator=(Tensor &&) = default;
 
   const std::vector<int64_t> &shape() const { return shape_; }
   DType dtype() const { return dtype_; }
@@ -30,15 +38,15 @@ public:
   int64_t rowSize() const;
   int64_t numElements() const;
 
-  float *f32() { return reinterpret_cast<float *>(data_.data()); }
+  float *f32() { return reinterpret_cast<float *>(data_.get()); }
   const float *f32() const {
-    return reinterpret_cast<const float *>(data_.data());
+    return reinterpret_cast<const float *>(data_.get());
   }
-  int32_t *i32() { return reinterpret_cast<int32_t *>(data_.data()); }
+  int32_t *i32() { return reinterpret_cast<int32_t *>(data_.get()); }
   const int32_t *i32() const {
-    return reinterpret_cast<const int32_t *>(data_.data());
+    return reinterpret_cast<const int32_t *>(data_.get());
   }
-  void *data() { return data_.data(); }
+  void *data() { return data_.get(); }
 
   /// `[2708, 1433] f32`, for messages.
   std::string describe() const { return describe(shape_, dtype_); }
@@ -47,8 +55,13 @@ public:
 private:
   std::vector<int64_t> shape_;
   DType dtype_ = DType::F32;
-  // 4-byte elements; storage as uint32_t keeps 4-byte alignment for both.
-  std::vector<uint32_t> data_;
+  struct Free {
+    void operator()(uint32_t *p) const;
+  };
+  Tensor(std::vector<int64_t> shape, DType dtype, bool zero);
+  // 4-byte elements, 64-byte aligned; buffers of 4 MiB and more ask for
+  // transparent huge pages (gathers over them fault and miss the TLB less).
+  std::unique_ptr<uint32_t[], Free> data_;
 };
 
 } // namespace saga

@@ -9,6 +9,8 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace saga;
 
 namespace {
@@ -106,10 +108,26 @@ int saga::runForward(const RunOptions &options) {
                << " (this build has no GPU backend)\n";
   ForwardOptions fo;
   fo.lossMask = data->train;
+  fo.profile = options.profile;
   auto result = (*model)->forward(fo);
   if (!result)
     return fail(result.takeError());
-  llvm::outs() << llvm::format("forward: %.2f ms\n", result->seconds * 1e3);
+  std::vector<double> times{result->seconds};
+  for (unsigned i = 1; i < options.repeat; ++i) {
+    result = (*model)->forward(fo);
+    if (!result)
+      return fail(result.takeError());
+    times.push_back(result->seconds);
+  }
+  std::sort(times.begin(), times.end());
+  llvm::outs() << llvm::format("forward: %.2f ms", times[times.size() / 2] * 1e3);
+  if (times.size() > 1)
+    llvm::outs() << llvm::format(" (median of %zu; first %.2f ms)", times.size(),
+                                 times.front() * 1e3);
+  llvm::outs() << "\n";
+  for (const auto &[step, seconds] : result->profile)
+    llvm::outs() << llvm::format("  %8.3f ms  %s\n", seconds * 1e3,
+                                 step.c_str());
   if (result->loss)
     llvm::outs() << llvm::format("loss (train vertices): %.6f\n", *result->loss);
 

@@ -15,6 +15,8 @@ struct RunOptions {
   unsigned optLevel = 2;
   bool rowNormalize = true; // divide each feature row by its sum
   uint64_t seed = 0;
+  bool profile = false;     // print the time of every plan step
+  unsigned repeat = 1;      // forward passes; the median time is reported
 };
 
 /// Compiles the model, loads the data, runs one forward pass and prints the

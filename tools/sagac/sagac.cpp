@@ -50,6 +50,10 @@ cl::opt<std::string> paramsFile("params", cl::desc("Parameter values (text; see 
 cl::opt<bool> noNormalize("no-normalize",
                           cl::desc("Do not row-normalise the features"),
                           cl::init(false), cl::sub(runCommand));
+cl::opt<bool> profile("profile", cl::desc("Print the time of every plan step"),
+                      cl::init(false), cl::sub(runCommand));
+cl::opt<unsigned> repeat("repeat", cl::desc("Forward passes to time (median)"),
+                         cl::init(1), cl::sub(runCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameter initialisation"),
                        cl::init(0), cl::sub(runCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
@@ -126,6 +130,8 @@ int main(int argc, char **argv) {
     options.optLevel = optLevel;
     options.rowNormalize = !noNormalize;
     options.seed = seed;
+    options.profile = profile;
+    options.repeat = std::max(1u, unsigned(repeat));
     return saga::runForward(options);
   }
 

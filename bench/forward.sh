@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Forward-pass benchmark: Saga against PyTorch on the same machine, same run.
+#
+#   bench/forward.sh
+#
+# Builds saga-bench-forward, installs Debian's python3-torch (plus numpy and
+# scipy) when missing, then for Cora (examples/gcn.saga) and an R-MAT graph
+# (bench/models/gcn64.saga: 2^20 vertices, edge factor 16, 64 features) runs
+#   1. saga-bench-forward, which times JIT compilation and the forward pass
+#      and dumps the graph, features, parameters and its prediction, and
+#   2. bench/pytorch_gcn.py on that dump (torch.sparse.mm, CSR adjacency),
+#      which times the same forward pass and checks it against Saga's logits,
+# and prints a table and writes bench/results/forward.csv (the raw output goes
+# to bench/results/forward.log).
+#
+# Settings (environment): THREADS (2), SCALE (20), EDGE_FACTOR (16), SEED (1),
+# REPEAT_CORA (20), REPEAT_RMAT (5), BUILD (build), JOBS (build jobs; default
+# ninja's), DATA (where the dumps go; $BUILD/bench-data, ~0.7 GB for scale 20).
+# Peak memory at scale 20 is about 2 GB (Saga) and 2.5 GB (PyTorch).
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+THREADS="${THREADS:-2}"
+SCALE="${SCALE:-20}"
+EDGE_FACTOR="${EDGE_FACTOR:-16}"
+SEED="${SEED:-1}"
+REPEAT_CORA="${REPEAT_CORA:-20}"
+REPEAT_RMAT="${REPEAT_RMAT:-5}"
+BUILD="${BUILD:-build}"
+DATA="${DATA:-$BUILD/bench-data}"
+PYTHON=/usr/bin/python3 # Debian's; the first python3 on PATH may be another
+RESULTS=bench/results
+mkdir -p "$RESULTS"
+
+# --- build -------------------------------------------------------------------
+if [ ! -f "$BUILD/build.ninja" ]; then
+  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build "$BUILD" --target saga-bench-forward ${JOBS:+-j "$JOBS"}
+BENCH="$BUILD/bin/saga-bench-forward"
+
+# --- PyTorch -----------------------------------------------------------------
+if ! "$PYTHON" -c 'import torch, numpy, scipy' 2>/dev/null; then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get install -y python3-torch python3-numpy python3-scipy
+fi
+
+# --- runs --------------------------------------------------------------------
+LOG="$RESULTS/forward.log"
+{
+  echo "# bench/forward.sh $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+  echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+       "$(git diff --quiet HEAD 2>/dev/null || echo '(with uncommitted changes)')"
+  echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs," \
+       "$(free -g | awk '/Mem:/ {print $2}') GiB; threads $THREADS"
+} > "$LOG"
+
+run() { # label, command...
+  echo "== $1" | tee -a "$LOG"
+  shift
+  "$@" 2>&1 | tee -a "$LOG"
+}
+
+run "saga cora" "$BENCH" --graph cora --threads "$THREADS" \
+    --repeat "$REPEAT_CORA" --seed "$SEED" --dump-graph "$DATA/cora"
+run "pytorch cora" "$PYTHON" bench/pytorch_gcn.py "$DATA/cora" \
+    --threads "$THREADS" --repeat "$REPEAT_CORA"
+RMAT="rmat-s$SCALE-e$EDGE_FACTOR"
+run "saga $RMAT" "$BENCH" --graph rmat --scale "$SCALE" \
+    --edge-factor "$EDGE_FACTOR" --threads "$THREADS" --repeat "$REPEAT_RMAT" \
+    --seed "$SEED" --dump-graph "$DATA/$RMAT"
+run "pytorch $RMAT" "$PYTHON" bench/pytorch_gcn.py "$DATA/$RMAT" \
+    --threads "$THREADS" --repeat "$REPEAT_RMAT" --graph rmat
+
+# --- table -------------------------------------------------------------------
+"$PYTHON" - "$LOG" "$RESULTS/forward.csv" "$RMAT" <<'EOF'
+import csv, sys
+log, out, rmat = sys.argv[1:]
+rows = []
+for line in open(log):
+    if line.startswith("RESULT "):
+        rows.append(dict(kv.split("=", 1) for kv in line.split()[1:]))
+saga = {r["graph"]: r for r in rows if r["system"] == "saga"}
+fields = ["system", "graph", "vertices", "edges", "threads", "compile_ms",
+          "forward_ms", "ratio_pytorch_over_saga", "max_abs_diff"]
+table = []
+for r in rows:
+    s = saga[r["graph"]]
+    table.append({
+        "system": r["system"],
+        "graph": rmat if r["graph"] == "rmat" else r["graph"],
+        "vertices": r["vertices"], "edges": r["edges"],
+        "threads": r["threads"],
+        "compile_ms": r.get("compile_ms", ""),
+        "forward_ms": r["forward_ms"],
+        "ratio_pytorch_over_saga":
+            "" if r["system"] == "saga"
+            else f"{float(r['forward_ms']) / float(s['forward_ms']):.3f}",
+        "max_abs_diff": r.get("max_abs_diff", ""),
+    })
+with open(out, "w", newline="") as f:
+    w = csv.DictWriter(f, fieldnames=fields)
+    w.writeheader()
+    w.writerows(table)
+print()
+print(f"{'system':8} {'graph':14} {'edges':>9} {'compile ms':>11} "
+      f"{'forward ms':>11} {'PyTorch/Saga':>13}  logits max|diff|")
+for t in table:
+    print(f"{t['system']:8} {t['graph']:14} {t['edges']:>9} "
+          f"{t['compile_ms'] or '-':>11} {float(t['forward_ms']):>11.2f} "
+          f"{t['ratio_pytorch_over_saga'] or '-':>13}  {t['max_abs_diff'] or '-'}")
+print(f"\nedges include the self loops; PyTorch runs eagerly (no compile step).")
+print(f"wrote {out} and {log}")
+EOF
