@@ -15,7 +15,7 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/bin/sagac examples/gcn.saga --emit=saga
+	./$(BUILD)/bin/sagac train examples/gcn.saga --data examples/data/cora --epochs 200 --lr 0.01 --seed 0
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -52,8 +52,8 @@ int64_t product(ArrayRef<int64_t> shape) {
 
 class Emitter {
 public:
-  Emitter(OpBuilder &b, Location loc, Block *entry)
-      : b(b), loc(loc), entry(entry) {}
+  Emitter(OpBuilder &b, Location loc, Block *entry, Value seed)
+      : b(b), loc(loc), entry(entry), seed(seed) {}
 
   Value index(int64_t v) {
     return arith::ConstantIndexOp::create(b, loc, v);
@@ -138,6 +138,8 @@ public:
   OpBuilder &b;
   Location loc;
   Block *entry;
+  Value seed; // i64: the step's random seed
+  Value row;  // index: the row being computed (dropout masks)
 
 private:
   RowVal elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
@@ -264,8 +266,57 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
     return unary([&](Value x) { return math::RsqrtOp::create(b, loc, x); });
   if (isa<AbsOp>(op))
     return unary([&](Value x) { return math::AbsFOp::create(b, loc, x); });
-  if (isa<DropoutOp>(op))
-    return in(0); // inference: the identity
+  if (isa<SelectPositiveOp>(op))
+    return elementwise({in(0), in(1), in(2)}, in(0).shape,
+                       [&](ArrayRef<Value> x) -> Value {
+                         Value pos = arith::CmpFOp::create(
+                             b, loc, arith::CmpFPredicate::OGT, x[0], f32(0.0));
+                         return arith::SelectOp::create(b, loc, pos, x[1], x[2]);
+                       });
+  if (auto drop = dyn_cast<DropoutOp>(op)) {
+    if (!drop.getKey())
+      return in(0); // inference: the identity
+    // Keep element i of row r when hash(seed, key, r, i) >= rate: a pure
+    // function of its position, so the backward pass sees the same mask.
+    double rate = drop.getRate().convertToDouble();
+    uint64_t key = *drop.getKey();
+    RowVal x = in(0);
+    RowVal out = newRow(x.shape, x.elemType);
+    Type i64 = b.getI64Type();
+    auto c64 = [&](uint64_t v) {
+      return arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(int64_t(v)));
+    };
+    Value base = arith::XOrIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, seed, c64(0x9e3779b97f4a7c15ULL)),
+        c64(key * 0xbf58476d1ce4e5b9ULL + 1));
+    Value rowBits = arith::MulIOp::create(
+        b, loc, arith::IndexCastOp::create(b, loc, i64, row),
+        c64(0x94d049bb133111ebULL));
+    base = arith::XOrIOp::create(b, loc, base, rowBits);
+    // Keep threshold on the top 24 bits of the mixed hash.
+    uint64_t threshold = uint64_t(rate * double(1 << 24));
+    Value scale = f32(1.0 / (1.0 - rate));
+    forEach(x.numElements(), [&](Value i) {
+      Value h = arith::AddIOp::create(
+          b, loc, base,
+          arith::MulIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i64, i),
+                                c64(0x9e3779b97f4a7c15ULL)));
+      // splitmix64 finaliser
+      h = arith::MulIOp::create(
+          b, loc, arith::XOrIOp::create(b, loc, h, arith::ShRUIOp::create(b, loc, h, c64(30))),
+          c64(0xbf58476d1ce4e5b9ULL));
+      h = arith::MulIOp::create(
+          b, loc, arith::XOrIOp::create(b, loc, h, arith::ShRUIOp::create(b, loc, h, c64(27))),
+          c64(0x94d049bb133111ebULL));
+      h = arith::XOrIOp::create(b, loc, h, arith::ShRUIOp::create(b, loc, h, c64(31)));
+      Value top = arith::ShRUIOp::create(b, loc, h, c64(40));
+      Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, top,
+                                         c64(threshold));
+      Value v = arith::MulFOp::create(b, loc, load(x, i), scale);
+      store(out, i, arith::SelectOp::create(b, loc, keep, v, f32(0.0)));
+    });
+    return out;
+  }
   if (isa<ReshapeOp>(op)) {
     RowVal r = in(0);
     r.shape = resultShape();
@@ -397,7 +448,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   MLIRContext *ctx = op->getContext();
   OpBuilder tb(ctx);
   Type indexType = tb.getIndexType();
-  SmallVector<Type> argTypes{indexType, indexType};
+  SmallVector<Type> argTypes{indexType, indexType, tb.getI64Type()};
   if (propagate)
     argTypes.append({flatBuffer(tb.getI64Type()), flatBuffer(tb.getI32Type()),
                      flatBuffer(tb.getI64Type())});
@@ -411,13 +462,15 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                                    tb.getFunctionType(argTypes, {}));
   func->setAttr("saga.kernel", propagate ? tb.getStringAttr("propagate")
                                          : tb.getStringAttr("map"));
+  if (propagate && propagate.getReversed())
+    func->setAttr("saga.reversed", tb.getUnitAttr());
   Block *entry = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockEnd(entry);
   auto ret = func::ReturnOp::create(b, loc);
   b.setInsertionPoint(ret);
-  Emitter e(b, loc, entry);
+  Emitter e(b, loc, entry, entry->getArgument(2));
 
-  unsigned argIndex = 2;
+  unsigned argIndex = 3;
   Value offsets, sources, edgeIds;
   if (propagate) {
     offsets = entry->getArgument(argIndex++);
@@ -467,7 +520,9 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   };
 
   bool ok = true;
+  bool reversed = propagate && propagate.getReversed();
   e.forRange(entry->getArgument(0), entry->getArgument(1), [&](Value v) {
+    e.row = v;
     if (!propagate) {
       SmallVector<Value> rows(body.getNumArguments(), v);
       auto yields = emitBody(rows);
@@ -515,11 +570,13 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
           b, loc, indexType, memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
       Value eid = arith::IndexCastOp::create(
           b, loc, indexType, memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
+      // `u` is the other end of the edge: its source, or (reversed) its
+      // destination.
       SmallVector<Value> rows;
       for (size_t i = 0; i < propagate.getSrcs().size(); ++i)
-        rows.push_back(u);
+        rows.push_back(reversed ? v : u);
       for (size_t i = 0; i < propagate.getDsts().size(); ++i)
-        rows.push_back(v);
+        rows.push_back(reversed ? u : v);
       for (size_t i = 0; i < propagate.getEdges().size(); ++i)
         rows.push_back(eid);
       auto yields = emitBody(rows);

@@ -230,6 +230,14 @@ LogicalResult saga::verifyBroadcastOp(Operation *op) {
   return success();
 }
 
+LogicalResult SumRowsOp::verify() {
+  auto in = cast<VertexType>(getInput().getType());
+  if (in.getElementTensorType() != getType())
+    return emitOpError() << "the result is one vertex's tensor, "
+                         << in.getElementTensorType();
+  return success();
+}
+
 LogicalResult LeakyReluOp::verify() {
   if (!(getSlope().convertToDouble() >= 0))
     return emitOpError() << "slope must be a non-negative number, got "

@@ -177,6 +177,24 @@ def Saga_LogOp : Saga_UnaryOp<"log", "elementwise natural logarithm">;
 def Saga_RsqrtOp : Saga_UnaryOp<"rsqrt", "elementwise 1 / sqrt(x)">;
 def Saga_AbsOp : Saga_UnaryOp<"abs", "elementwise absolute value">;
 
+def Saga_SelectPositiveOp : Saga_Op<"select_positive", [Pure,
+    AllTypesMatch<["cond", "ifPositive", "otherwise", "result"]>]> {
+  let summary = "elementwise `x > 0 ? a : b` (derivatives of ReLU-like ops)";
+  let description = [{
+    All three operands have the result's shape.
+
+    ```mlir
+    %d = saga.select_positive %x, %g, %zero : tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Saga_Tensor:$cond, Saga_Tensor:$ifPositive,
+                       Saga_Tensor:$otherwise);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $cond `,` $ifPositive `,` $otherwise attr-dict `:` type($result)
+  }];
+}
+
 def Saga_LeakyReluOp : Saga_Op<"leaky_relu", [Pure, SameOperandsAndResultType]> {
   let summary = "elementwise x if x > 0 else slope * x";
   let arguments = (ins Saga_Tensor:$input, F64Attr:$slope);
@@ -190,10 +208,13 @@ def Saga_DropoutOp : Saga_Op<"dropout", [SameOperandsAndResultType]> {
   let description = [{
     During training each element is zeroed with probability `rate` and the
     survivors are scaled by 1 / (1 - rate); in inference it is the identity.
-    The random stream is seeded per run and indexed by element, so results do
-    not depend on the thread count.
+    The mask is a hash of the step's seed, the op's `key` (set when training
+    is compiled), the row and the element, so it does not depend on the
+    thread count, and the backward pass reproduces it: the gradient of a
+    dropout is the same dropout (same key) applied to the gradient.
   }];
-  let arguments = (ins Saga_Tensor:$input, F64Attr:$rate);
+  let arguments = (ins Saga_Tensor:$input, F64Attr:$rate,
+                       OptionalAttr<I64Attr>:$key);
   let results = (outs Saga_Tensor:$result);
   let assemblyFormat = "$input `rate` $rate attr-dict `:` type($result)";
   let hasVerifier = 1;
@@ -407,6 +428,11 @@ def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
     The body's block arguments are the per-element tensors of the operands,
     in the order src, dst, edge.
 
+    With `reversed` the reduction runs into each edge's *source* instead: the
+    result's row u reduces the messages of u's out-edges (src values are
+    still read at the source, dst values at the destination). Backward
+    propagation uses it.
+
     ```mlir
     %a = saga.propagate sum src(%h) dst() edge(%w)
            : (!saga.vertex<16xf32>, !saga.edge<f32>) -> !saga.vertex<16xf32> {
@@ -418,7 +444,7 @@ def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
   }];
   let arguments = (ins Saga_GatherKind:$kind, Variadic<Saga_AnyDomain>:$srcs,
                        Variadic<Saga_AnyDomain>:$dsts,
-                       Variadic<Saga_AnyDomain>:$edges);
+                       Variadic<Saga_AnyDomain>:$edges, UnitAttr:$reversed);
   let results = (outs Saga_AnyDomain:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
@@ -446,6 +472,59 @@ def Saga_LinearOp : Saga_Op<"linear", [Pure]> {
     type($weight) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
+}
+
+def Saga_SumRowsOp : Saga_Op<"sum_rows", [Pure]> {
+  let summary = "sum a vertex value over all vertices";
+  let description = [{
+    The gradient of a parameter used per vertex (a bias) is the sum of its
+    per-vertex contributions.
+
+    ```mlir
+    %db = saga.sum_rows %g : !saga.vertex<16xf32> -> tensor<16xf32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$input);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_LinearGradInputOp : Saga_Op<"linear_grad_input", [Pure]> {
+  let summary = "input gradient of saga.linear: dy @ W^T per vertex";
+  let arguments = (ins Saga_VertexValue:$gradOutput, Saga_Tensor:$weight);
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = [{
+    $gradOutput `,` $weight attr-dict `:` qualified(type($gradOutput)) `,`
+    type($weight) `->` qualified(type($result))
+  }];
+}
+
+def Saga_LinearGradWeightOp : Saga_Op<"linear_grad_weight", [Pure]> {
+  let summary = "weight gradient of saga.linear: x^T @ dy over all vertices";
+  let arguments = (ins Saga_VertexValue:$input, Saga_VertexValue:$gradOutput);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $input `,` $gradOutput attr-dict `:` qualified(type($input)) `,`
+    qualified(type($gradOutput)) `->` type($result)
+  }];
+}
+
+def Saga_CrossEntropyGradOp : Saga_Op<"cross_entropy_grad", [Pure]> {
+  let summary = "gradient of saga.cross_entropy with respect to the logits";
+  let description = [{
+    `grad * (softmax(logits) - onehot(label)) / n` on the n labelled vertices
+    of the current mask, zero elsewhere.
+  }];
+  let arguments = (ins Saga_VertexValue:$logits, Saga_VertexValue:$labels,
+                       0DTensorOf<[AnyFloat]>:$grad);
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = [{
+    $logits `,` $labels `,` $grad attr-dict `:` qualified(type($logits)) `,`
+    qualified(type($labels)) `,` type($grad) `->` qualified(type($result))
+  }];
 }
 
 //===----------------------------------------------------------------------===//

@@ -112,7 +112,8 @@ Value TensorBuilder::dropout(Location loc, Value x, double rate) {
     error(loc) << "dropout rate must be in [0, 1), got " << formatNumber(rate);
     return {};
   }
-  return DropoutOp::create(b, loc, x.getType(), x, b.getF64FloatAttr(rate));
+  return DropoutOp::create(b, loc, x.getType(), x, b.getF64FloatAttr(rate),
+                           IntegerAttr());
 }
 
 Value TensorBuilder::reduce(Location loc, ReduceKind kind, Value x,

@@ -21,7 +21,8 @@ namespace {
 /// results, the degree vector) with a saga.release after it.
 void insertReleases(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (!isa<LaunchOp, LinearOp, DegreeOp, VertexIdOp>(op))
+    if (!isa<LaunchOp, LinearOp, DegreeOp, VertexIdOp, LinearGradInputOp,
+             CrossEntropyGradOp>(op))
       continue;
     for (Value v : op.getResults()) {
       Operation *last = nullptr;

@@ -23,7 +23,10 @@ namespace saga {
 
 /// Stage level to the execution plan: inline layers, form propagations,
 /// extract GEMMs, lower to kernels. `optLevel` 0 skips GEMM extraction.
-void buildLowerToPlanPipeline(mlir::OpPassManager &pm, unsigned optLevel = 2);
+/// An inference plan drops dropout; a training plan keeps it and appends
+/// the gradients of the loss (saga-autodiff).
+void buildLowerToPlanPipeline(mlir::OpPassManager &pm, unsigned optLevel = 2,
+                              bool training = false);
 
 /// Registers the passes and the `saga-lower-to-plan` pipeline.
 void registerAllSagaPasses();

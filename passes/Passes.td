@@ -45,6 +45,24 @@ def SagaExtractGemm : Pass<"saga-extract-gemm", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect"];
 }
 
+def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
+  let summary = "append the backward pass: gradients of the loss";
+  let description = [{
+    Runs on the graph-tensor level (after saga-form-propagation and
+    saga-extract-gemm). Every model with a scalar loss result gets the
+    gradient of that loss with respect to each parameter appended to its
+    results, in parameter order; the `saga.gradients` attribute lists their
+    names. Dropout ops get keys so the backward reproduces their masks.
+
+    Supported: apply_vertex bodies of elementwise ops, sum/mean reductions
+    and per-row vector-matrix products; propagate with sum and mean
+    reducers; linear; cross_entropy, l2 and scalar arithmetic. Max, min and
+    softmax_sum gathers and parameters used inside edge functions are
+    reported as not implemented yet.
+  }];
+  let dependentDialects = ["saga::SagaDialect", "mlir::arith::ArithDialect"];
+}
+
 def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
   let summary = "graph-tensor level to loop kernels and an execution plan";
   let description = [{
@@ -54,12 +72,15 @@ def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
     runtime walks it, allocating results, launching kernels over its threads,
     running `saga.linear` as a BLAS GEMM and freeing each buffer at its
     `saga.release`. Per-element tensors become small stack buffers hoisted
-    out of the row loop; `dropout` is the identity (inference).
+    out of the row loop; `dropout` without a key is the identity
+    (inference), with a key a hashed mask.
 
-    Kernel signature: `(begin: index, end: index, [offsets: memref<?xi64>,
-    sources: memref<?xi32>, edge_ids: memref<?xi64>,] operands..., results...)`
-    where every operand/result is a flat `memref<?xT>` of row-major rows
-    (parameters whole).
+    Kernel signature: `(begin: index, end: index, seed: i64, [offsets:
+    memref<?xi64>, neighbours: memref<?xi32>, edge_ids: memref<?xi64>,]
+    operands..., results...)` where every operand/result is a flat
+    `memref<?xT>` of row-major rows (parameters whole). A propagate kernel
+    receives the CSR by destination, or by source when `reversed`. The seed
+    drives training-mode dropout masks.
   }];
   let dependentDialects = ["saga::SagaDialect", "mlir::func::FuncDialect",
                            "mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",

@@ -9,13 +9,19 @@
 
 using namespace mlir;
 
-void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel) {
+void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel,
+                                    bool training) {
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createSagaFormPropagation());
-  pm.addPass(createSagaStripDropout()); // inference plans
+  if (!training)
+    pm.addPass(createSagaStripDropout());
   if (optLevel > 0)
     pm.addPass(createSagaExtractGemm());
+  if (training) {
+    pm.addPass(createSagaAutodiff());
+    pm.addPass(createCanonicalizerPass()); // drops recomputed values no gradient reads
+  }
   pm.addPass(createCSEPass());
   pm.addPass(createSagaLowerToKernels());
 }
@@ -26,6 +32,9 @@ struct PlanPipelineOptions
   Option<unsigned> optLevel{*this, "opt-level",
                             llvm::cl::desc("0: no optimisation, 2: all"),
                             llvm::cl::init(2)};
+  Option<bool> training{*this, "training",
+                        llvm::cl::desc("Keep dropout and append gradients"),
+                        llvm::cl::init(false)};
 };
 } // namespace
 
@@ -35,7 +44,7 @@ void saga::registerAllSagaPasses() {
       "saga-lower-to-plan",
       "Inline layers, form propagations, extract GEMMs, lower to kernels",
       [](OpPassManager &pm, const PlanPipelineOptions &options) {
-        buildLowerToPlanPipeline(pm, options.optLevel);
+        buildLowerToPlanPipeline(pm, options.optLevel, options.training);
       });
   PassPipelineRegistration<>(
       "saga-lower-kernels-to-llvm",

@@ -6,6 +6,7 @@
 #include "dialect/Saga.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
 
 #include <cblas.h>
@@ -63,17 +64,18 @@ llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
 }
 
 /// Task boundaries over vertices: fixed row blocks, or blocks of about
-/// kEdgesPerTask in-edges for propagation.
-std::vector<int64_t> rowBlocks(const Graph &g, bool byEdges) {
+/// kEdgesPerTask edges of a CSR's `offsets` for propagation.
+std::vector<int64_t> rowBlocks(const Graph &g,
+                               const std::vector<int64_t> *offsets) {
   std::vector<int64_t> bounds{0};
   int64_t v = g.numVertices;
-  if (!byEdges) {
+  if (!offsets) {
     for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
       bounds.push_back(r);
   } else {
     int64_t start = 0;
     for (int64_t r = 1; r < v; ++r)
-      if (g.inOffsets[r] - g.inOffsets[start] >= kEdgesPerTask ||
+      if ((*offsets)[r] - (*offsets)[start] >= kEdgesPerTask ||
           r - start >= 8 * kRowsPerTask) {
         bounds.push_back(r);
         start = r;
@@ -111,7 +113,10 @@ private:
   const ExecutionContext &ctx;
   llvm::DenseMap<Value, const Tensor *> values;
   llvm::DenseMap<Value, std::unique_ptr<Tensor>> owned;
-  std::vector<int64_t> mapBlocks, edgeBlocks;
+  llvm::Error elementwise(Operation *op);
+  llvm::Error gradients(Operation *op);
+
+  std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
 };
 
 llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
@@ -141,14 +146,18 @@ llvm::Error Run::launch(LaunchOp op) {
   if (!kernel)
     return errorAt(op, "kernel '" + op.getCallee().str() + "' was not compiled");
   std::vector<FlatMemRef> buffers;
+  auto kernelFn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      op, op.getCalleeAttr());
+  bool reversed = kernelFn && kernelFn->hasAttr("saga.reversed");
   if (op.getPropagate()) {
     const Graph &g = *ctx.graph;
-    buffers.push_back(flat(const_cast<int64_t *>(g.inOffsets.data()),
-                           g.inOffsets.size()));
-    buffers.push_back(flat(const_cast<int32_t *>(g.inSources.data()),
-                           g.inSources.size()));
-    buffers.push_back(flat(const_cast<int64_t *>(g.inEdgeIds.data()),
-                           g.inEdgeIds.size()));
+    const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
+    const auto &others = reversed ? g.outTargets : g.inSources;
+    const auto &ids = reversed ? g.outEdgeIds : g.inEdgeIds;
+    buffers.push_back(flat(const_cast<int64_t *>(offsets.data()),
+                           offsets.size()));
+    buffers.push_back(flat(const_cast<int32_t *>(others.data()), others.size()));
+    buffers.push_back(flat(const_cast<int64_t *>(ids.data()), ids.size()));
   }
   for (Value v : op.getOperands()) {
     const Tensor *t = lookup(v);
@@ -163,11 +172,12 @@ llvm::Error Run::launch(LaunchOp op) {
     buffers.push_back(flat(t->data(), t->numElements()));
   }
   const std::vector<int64_t> &blocks =
-      op.getPropagate() ? edgeBlocks : mapBlocks;
+      !op.getPropagate() ? mapBlocks : reversed ? outBlocks : inBlocks;
   ctx.pool->parallelFor(blocks.size() - 1, [&](int64_t task) {
     int64_t begin = blocks[task], end = blocks[task + 1];
+    int64_t seed = static_cast<int64_t>(ctx.seed);
     std::vector<FlatMemRef> local = buffers;
-    std::vector<void *> args{&begin, &end};
+    std::vector<void *> args{&begin, &end, &seed};
     for (FlatMemRef &m : local) {
       args.push_back(&m.allocated);
       args.push_back(&m.aligned);
@@ -233,11 +243,13 @@ llvm::Error Run::scalarOp(Operation *op) {
     return lookup(op->getOperand(i));
   };
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    // Splats: scalars, and constants canonicalisation hoists out of bodies.
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense || !dense.isSplat() ||
-        cast<RankedTensorType>(dense.getType()).getRank() != 0)
-      return errorAt(op, "only scalar constants are supported in a model");
-    scalar(dense.getSplatValue<APFloat>().convertToDouble());
+    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+      return errorAt(op, "only splat float constants are supported in a model");
+    Tensor *t = allocate(op->getResult(0));
+    std::fill(t->f32(), t->f32() + t->numElements(),
+              float(dense.getSplatValue<APFloat>().convertToDouble()));
     return llvm::Error::success();
   }
   if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
@@ -252,24 +264,130 @@ llvm::Error Run::scalarOp(Operation *op) {
     scalar(s / 2);
     return llvm::Error::success();
   }
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
-    if (cast<RankedTensorType>(op->getResult(0).getType()).getRank() != 0)
-      return errorAt(op, "model-level tensor arithmetic must be on scalars");
-    double a = operand(0)->f32()[0], b = operand(1)->f32()[0];
-    scalar(isa<AddOp>(op)   ? a + b
-           : isa<SubOp>(op) ? a - b
-           : isa<MulOp>(op) ? a * b
-                            : a / b);
-    return llvm::Error::success();
-  }
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op))
+    return elementwise(op);
+  if (isa<SumRowsOp, LinearGradInputOp, LinearGradWeightOp,
+          CrossEntropyGradOp>(op))
+    return gradients(op);
   return errorAt(op, "'" + op->getName().getStringRef().str() +
                          "' cannot be executed by the CPU runtime");
 }
 
+// Model-level arithmetic on whole tensors: equal shapes, or a scalar with a
+// tensor (losses, weight decay and their gradients).
+llvm::Error Run::elementwise(Operation *op) {
+  const Tensor *a = lookup(op->getOperand(0)), *b = lookup(op->getOperand(1));
+  Tensor *r = allocate(op->getResult(0));
+  int64_t n = r->numElements();
+  if ((a->numElements() != n && a->numElements() != 1) ||
+      (b->numElements() != n && b->numElements() != 1))
+    return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
+  int64_t sa = a->numElements() == 1 ? 0 : 1, sb = b->numElements() == 1 ? 0 : 1;
+  const float *x = a->f32(), *y = b->f32();
+  float *z = r->f32();
+  for (int64_t i = 0; i < n; ++i) {
+    float u = x[i * sa], w = y[i * sb];
+    z[i] = isa<AddOp>(op)   ? u + w
+           : isa<SubOp>(op) ? u - w
+           : isa<MulOp>(op) ? u * w
+                            : u / w;
+  }
+  return llvm::Error::success();
+}
+
+// Backward steps that are library calls or reductions. Sums over vertices
+// are computed per fixed row block and combined in block order, so they are
+// identical for any thread count.
+llvm::Error Run::gradients(Operation *op) {
+  if (auto sum = dyn_cast<SumRowsOp>(op)) {
+    const Tensor *x = lookup(sum.getInput());
+    Tensor *r = allocate(sum.getResult());
+    int64_t w = x->rowSize(), blocks = mapBlocks.size() - 1;
+    std::vector<double> partial(blocks * w, 0.0);
+    ctx.pool->parallelFor(blocks, [&](int64_t t) {
+      double *p = partial.data() + t * w;
+      for (int64_t v = mapBlocks[t]; v < mapBlocks[t + 1]; ++v)
+        for (int64_t j = 0; j < w; ++j)
+          p[j] += x->f32()[v * w + j];
+    });
+    for (int64_t j = 0; j < w; ++j) {
+      double s = 0;
+      for (int64_t t = 0; t < blocks; ++t)
+        s += partial[t * w + j];
+      r->f32()[j] = float(s);
+    }
+    return llvm::Error::success();
+  }
+  if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
+    // dx[v] = dy[v] @ W^T
+    const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());
+    Tensor *dx = allocate(lg.getResult());
+    int64_t k = dx->rowSize(), n = dy->rowSize();
+    ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t t) {
+      int64_t begin = mapBlocks[t], rows = mapBlocks[t + 1] - begin;
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, n, 1.0f,
+                  dy->f32() + begin * n, n, w->f32(), n, 0.0f,
+                  dx->f32() + begin * k, k);
+    });
+    return llvm::Error::success();
+  }
+  if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
+    // dW = x^T dy, as a sum of per-block products.
+    const Tensor *x = lookup(lw.getInput()), *dy = lookup(lw.getGradOutput());
+    Tensor *dw = allocate(lw.getResult());
+    int64_t k = x->rowSize(), n = dy->rowSize(), blocks = mapBlocks.size() - 1;
+    std::vector<float> partial(blocks * k * n);
+    ctx.pool->parallelFor(blocks, [&](int64_t t) {
+      int64_t begin = mapBlocks[t], rows = mapBlocks[t + 1] - begin;
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, rows, 1.0f,
+                  x->f32() + begin * k, k, dy->f32() + begin * n, n, 0.0f,
+                  partial.data() + t * k * n, n);
+    });
+    for (int64_t i = 0; i < k * n; ++i) {
+      float s = 0;
+      for (int64_t t = 0; t < blocks; ++t)
+        s += partial[t * k * n + i];
+      dw->f32()[i] = s;
+    }
+    return llvm::Error::success();
+  }
+  auto ce = cast<CrossEntropyGradOp>(op);
+  const Tensor *logits = lookup(ce.getLogits()), *labels = lookup(ce.getLabels());
+  float g = lookup(ce.getGrad())->f32()[0];
+  Tensor *d = allocate(ce.getResult());
+  int64_t c = logits->rowSize();
+  std::fill(d->f32(), d->f32() + d->numElements(), 0.0f);
+  std::vector<int32_t> rows = ctx.lossMask;
+  if (rows.empty())
+    for (int32_t v = 0; v < int32_t(logits->rows()); ++v)
+      rows.push_back(v);
+  int64_t count = 0;
+  for (int32_t v : rows)
+    count += labels->i32()[v] >= 0 && labels->i32()[v] < c;
+  if (!count)
+    return llvm::Error::success();
+  for (int32_t v : rows) {
+    int32_t label = labels->i32()[v];
+    if (label < 0 || label >= c)
+      continue;
+    const float *row = logits->f32() + int64_t(v) * c;
+    float *out = d->f32() + int64_t(v) * c;
+    double m = *std::max_element(row, row + c), s = 0;
+    for (int64_t j = 0; j < c; ++j)
+      s += std::exp(double(row[j]) - m);
+    for (int64_t j = 0; j < c; ++j) {
+      double p = std::exp(double(row[j]) - m) / s;
+      out[j] += float(g * (p - (j == label ? 1.0 : 0.0)) / count);
+    }
+  }
+  return llvm::Error::success();
+}
+
 llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   const Graph &g = *ctx.graph;
-  mapBlocks = rowBlocks(g, false);
-  edgeBlocks = rowBlocks(g, true);
+  mapBlocks = rowBlocks(g, nullptr);
+  inBlocks = rowBlocks(g, &g.inOffsets);
+  outBlocks = rowBlocks(g, &g.outOffsets);
   Block &block = model.getBody().front();
   for (BlockArgument arg : block.getArguments())
     if (llvm::Error e = bindInput(model, arg))

@@ -33,6 +33,7 @@ struct ExecutionContext {
   const llvm::StringMap<Tensor> *inputs = nullptr; // by graph-input name
   const llvm::StringMap<Tensor> *params = nullptr; // by parameter name
   std::vector<int32_t> lossMask; // empty: all labelled vertices
+  uint64_t seed = 0;             // training-mode dropout masks
   /// Per-step wall times, in plan order (filled when non-null).
   std::vector<std::pair<std::string, double>> *profile = nullptr;
 };

@@ -51,9 +51,9 @@ uint64_t hashName(llvm::StringRef s) {
 
 struct Model::Impl {
   MLIRContext ctx;
-  OwningOpRef<ModuleOp> plan;
-  ModelOp model;
-  std::unique_ptr<CpuKernels> kernels;
+  OwningOpRef<ModuleOp> plan, trainPlan;
+  ModelOp model, trainModel;
+  std::unique_ptr<CpuKernels> kernels, trainKernels;
   std::unique_ptr<ThreadPool> pool;
   CompileStats stats;
   std::vector<ValueInfo> inputInfo, paramInfo;
@@ -132,6 +132,15 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
   });
 
   start = std::chrono::steady_clock::now();
+  if (options.training) {
+    impl->trainPlan = impl->plan->clone();
+    PassManager pm(&ctx);
+    buildLowerToPlanPipeline(pm, options.optLevel, /*training=*/true);
+    if (failed(pm.run(*impl->trainPlan)))
+      return llvm::createStringError("compiling the training plan failed:\n" +
+                                     messages);
+    impl->trainModel = *impl->trainPlan->getOps<ModelOp>().begin();
+  }
   PassManager pm(&ctx);
   buildLowerToPlanPipeline(pm, options.optLevel);
   if (failed(pm.run(*impl->plan)))
@@ -144,6 +153,13 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
     return kernels.takeError();
   impl->kernels = std::move(*kernels);
   impl->stats.jit = impl->kernels->compileSeconds();
+  if (options.training) {
+    auto trainKernels = CpuKernels::compile(*impl->trainPlan);
+    if (!trainKernels)
+      return trainKernels.takeError();
+    impl->trainKernels = std::move(*trainKernels);
+    impl->stats.jit += impl->trainKernels->compileSeconds();
+  }
   impl->pool = std::make_unique<ThreadPool>(std::max(1u, options.threads));
   return std::unique_ptr<Model>(new Model(std::move(impl)));
 }
@@ -221,7 +237,47 @@ const Tensor *Model::param(llvm::StringRef name) const {
   return it == impl->params.end() ? nullptr : &it->second;
 }
 
+Tensor *Model::mutableParam(llvm::StringRef name) {
+  auto it = impl->params.find(name);
+  return it == impl->params.end() ? nullptr : &it->second;
+}
+
 llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
+  auto results = run(impl->model, *impl->kernels, options, /*seed=*/0);
+  if (!results)
+    return results.takeError();
+  ForwardResult r;
+  r.seconds = results->seconds;
+  r.profile = std::move(results->profile);
+  r.prediction = std::move(results->values[0]);
+  if (results->values.size() > 1)
+    r.loss = results->values[1].f32()[0];
+  return r;
+}
+
+llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
+                                                 uint64_t seed) {
+  if (!impl->trainModel)
+    return llvm::createStringError(
+        "the model was compiled without its training plan "
+        "(CompileOptions::training)");
+  auto results = run(impl->trainModel, *impl->trainKernels, options, seed);
+  if (!results)
+    return results.takeError();
+  TrainStepResult r;
+  r.seconds = results->seconds;
+  auto names = impl->trainModel->getAttrOfType<ArrayAttr>("saga.gradients");
+  size_t first = results->values.size() - names.size();
+  r.loss = results->values[first - 1].f32()[0];
+  for (auto [i, name] : llvm::enumerate(names))
+    r.gradients.emplace_back(cast<StringAttr>(name).str(),
+                             std::move(results->values[first + i]));
+  return r;
+}
+
+llvm::Expected<Model::RunResult>
+Model::run(ModelOp plan, const CpuKernels &kernels,
+           const ForwardOptions &options, uint64_t seed) {
   if (!impl->graph)
     return llvm::createStringError("no graph: call setGraph first");
   const Graph &g = *impl->graph;
@@ -242,7 +298,8 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   ExecutionContext ec;
   ec.graph = &g;
   ec.pool = impl->pool.get();
-  ec.kernels = impl->kernels.get();
+  ec.kernels = &kernels;
+  ec.seed = seed;
   ec.inputs = &impl->inputs;
   ec.params = &impl->params;
   ec.lossMask = options.lossMask;
@@ -250,14 +307,12 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   if (options.profile)
     ec.profile = &profile;
   auto start = std::chrono::steady_clock::now();
-  auto results = execute(impl->model, ec);
+  auto results = execute(plan, ec);
   if (!results)
     return results.takeError();
-  ForwardResult r;
+  RunResult r;
   r.seconds = secondsSince(start);
   r.profile = std::move(profile);
-  r.prediction = std::move((*results)[0]);
-  if (results->size() > 1)
-    r.loss = (*results)[1].f32()[0];
+  r.values = std::move(*results);
   return r;
 }

@@ -30,11 +30,16 @@
 
 namespace saga {
 
+class CpuKernels;
+class ModelOp;
+
 struct CompileOptions {
   /// 0: no optimisation passes; 2: all (GEMM extraction, ...).
   unsigned optLevel = 2;
   /// Threads for running kernels (>= 1).
   unsigned threads = 1;
+  /// Also compile the training plan (forward with dropout + backward).
+  bool training = false;
 };
 
 /// Time spent in each compile phase, in seconds.
@@ -60,6 +65,13 @@ struct ForwardOptions {
   std::vector<int32_t> lossMask;
   /// Record the wall time of every plan step in ForwardResult::profile.
   bool profile = false;
+};
+
+struct TrainStepResult {
+  double loss = 0;
+  /// d loss / d parameter, in the order of params().
+  std::vector<std::pair<std::string, Tensor>> gradients;
+  double seconds = 0;
 };
 
 struct ForwardResult {
@@ -97,11 +109,26 @@ public:
   /// (Glorot uniform with a seeded generator).
   void initParams(uint64_t seed);
   const Tensor *param(llvm::StringRef name) const;
+  /// For optimisers: the parameter's storage, updated in place.
+  Tensor *mutableParam(llvm::StringRef name);
 
+  /// Inference: dropout off.
   llvm::Expected<ForwardResult> forward(const ForwardOptions &options = {});
+
+  /// One training step (needs CompileOptions::training): forward with
+  /// dropout masks drawn from `seed`, then the compiled backward pass.
+  llvm::Expected<TrainStepResult> trainStep(const ForwardOptions &options,
+                                            uint64_t seed);
 
 private:
   struct Impl;
+  struct RunResult {
+    std::vector<Tensor> values;
+    double seconds = 0;
+    std::vector<std::pair<std::string, double>> profile;
+  };
+  llvm::Expected<RunResult> run(ModelOp plan, const CpuKernels &kernels,
+                                const ForwardOptions &options, uint64_t seed);
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };

@@ -36,7 +36,7 @@ using namespace saga;
 
 namespace {
 
-constexpr double kTolerance = 1e-6;
+constexpr double kTolerance = 1e-4;
 
 bool close(double got, double want) {
   return std::fabs(got - want) <= kTolerance * std::max(1.0, std::fabs(want));
@@ -110,6 +110,14 @@ EdgeList smallMultigraph() {
 
 // 4000 vertices; vertex 1234 receives 3500 edges (from random sources,
 // repeats and possibly itself included) and sends 300.
+//
+// Float32 rounding in the hub's 3500-term sums is the largest source of
+// difference from the double reference: with GGCN (sum of gated messages,
+// twice) the hub's features grow to ~1e3 and the final Linear cancels them,
+// so every out-neighbour of the hub shows the same ~5e-5 relative difference
+// in one column (at -O0 ~3e-5) - within 1e-4, and the largest margin in the
+// file. Elsewhere the worst is ~1e-5. The worst relative error of each
+// comparison is recorded as a test property (--gtest_output=xml).
 constexpr int32_t kHub = 1234;
 EdgeList hubGraph() {
   Rng rng(2002);
@@ -844,19 +852,23 @@ const std::optional<Outcome> &outcome(int specIndex, int graphIndex,
 /// mismatches and their count.
 void expectClose(const Tensor &got, const Mat &want, const std::string &what) {
   ASSERT_EQ(got.shape(), (std::vector<int64_t>{want.rows, want.cols})) << what;
+  static int recorded = 0;
   int64_t bad = 0;
   double worst = 0;
   for (int64_t r = 0; r < want.rows; ++r)
     for (int64_t c = 0; c < want.cols; ++c) {
       double a = got.f32()[r * want.cols + c], b = want(r, c);
+      double rel = std::fabs(a - b) / std::max(1.0, std::fabs(b));
+      worst = std::isnan(rel) || std::isnan(worst) ? NAN : std::max(worst, rel);
       if (close(a, b))
         continue;
-      double rel = std::fabs(a - b) / std::max(1.0, std::fabs(b));
-      worst = std::isnan(rel) ? rel : std::max(worst, rel);
       if (++bad <= 5)
         ADD_FAILURE() << what << ": vertex " << r << " column " << c
                       << ": got " << a << ", expected " << b;
     }
+  testing::Test::RecordProperty("worst_relative_error_" + std::to_string(
+                                     ++recorded),
+                                 what + ": " + std::to_string(worst));
   EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << want.v.size()
                     << " elements differ (worst relative error " << worst
                     << ")";

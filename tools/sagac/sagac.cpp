@@ -3,13 +3,14 @@
 //   sagac model.saga [--emit=saga|plan|llvm] [-O0|-O2] [-o FILE]
 //   sagac - < model.saga
 //   sagac run model.saga --data DIR [--threads N] [--params FILE]
+//   sagac train model.saga --data DIR [--epochs N] [--lr X] [--checkpoint F]
 //
 // Diagnostics are printed clang-style: file:line:col, the source line and a
 // caret. The exit status is 1 if any error was reported.
 //
 //===----------------------------------------------------------------------===//
 
-#include "RunCommand.h"
+#include "Commands.h"
 
 #include "codegen/CpuJit.h"
 #include "parser/FrontEnd.h"
@@ -33,6 +34,7 @@ enum class Emit { Saga, Plan, LLVM };
 
 cl::OptionCategory category("sagac options");
 cl::SubCommand runCommand("run", "Run a forward pass of a model on a dataset");
+cl::SubCommand trainCommand("train", "Train a model on a dataset");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.saga | ->"),
                                cl::Required, cl::cat(category),
                                cl::sub(cl::SubCommand::getAll()));
@@ -41,21 +43,53 @@ cl::opt<unsigned> optLevel("O", cl::desc("Optimisation level: -O0 (none) or -O2 
                            cl::sub(cl::SubCommand::getAll()));
 cl::opt<std::string> dataDir("data", cl::desc("Dataset folder (Planetoid text form)"),
                              cl::value_desc("dir"), cl::Required,
-                             cl::sub(runCommand));
+                             cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<unsigned> threads("threads", cl::desc("Worker threads (default: all cores)"),
                           cl::init(std::max(1u, std::thread::hardware_concurrency())),
-                          cl::sub(runCommand));
+                          cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<std::string> paramsFile("params", cl::desc("Parameter values (text; see docs/user-guide.md)"),
-                                cl::value_desc("file"), cl::sub(runCommand));
+                                cl::value_desc("file"), cl::sub(runCommand),
+                                cl::sub(trainCommand));
 cl::opt<bool> noNormalize("no-normalize",
                           cl::desc("Do not row-normalise the features"),
-                          cl::init(false), cl::sub(runCommand));
+                          cl::init(false), cl::sub(runCommand),
+                          cl::sub(trainCommand));
 cl::opt<bool> profile("profile", cl::desc("Print the time of every plan step"),
                       cl::init(false), cl::sub(runCommand));
 cl::opt<unsigned> repeat("repeat", cl::desc("Forward passes to time (median)"),
                          cl::init(1), cl::sub(runCommand));
-cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameter initialisation"),
-                       cl::init(0), cl::sub(runCommand));
+cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameters and dropout"),
+                       cl::init(0), cl::sub(runCommand), cl::sub(trainCommand));
+
+// Training.
+cl::opt<unsigned> epochs("epochs", cl::desc("Training epochs (default 200)"),
+                         cl::init(200), cl::sub(trainCommand));
+cl::opt<double> learningRate("lr", cl::desc("Learning rate (default 0.01)"),
+                             cl::init(0.01), cl::sub(trainCommand));
+cl::opt<saga::TrainOptions::Optimizer> optimizer(
+    "optimizer", cl::desc("Optimiser"), cl::init(saga::TrainOptions::Adam),
+    cl::values(clEnumValN(saga::TrainOptions::Adam, "adam", "Adam (default)"),
+               clEnumValN(saga::TrainOptions::SGD, "sgd", "SGD with momentum")),
+    cl::sub(trainCommand));
+cl::opt<double> momentum("momentum", cl::desc("SGD momentum (default 0.9)"),
+                         cl::init(0.9), cl::sub(trainCommand));
+cl::opt<unsigned> patience("patience",
+                           cl::desc("Stop after N epochs without a better "
+                                    "validation accuracy (0: never)"),
+                           cl::init(0), cl::sub(trainCommand));
+cl::opt<std::string> logFile("log", cl::desc("Write one JSON line per epoch"),
+                             cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<std::string> checkpoint("checkpoint",
+                                cl::desc("Save training state after each "
+                                         "epoch (atomically)"),
+                                cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<bool> resume("resume", cl::desc("Continue from --checkpoint"),
+                     cl::init(false), cl::sub(trainCommand));
+cl::opt<std::string> saveParams("save-params",
+                                cl::desc("Write the trained parameters"),
+                                cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<bool> quiet("quiet", cl::desc("No per-epoch progress lines"),
+                    cl::init(false), cl::sub(trainCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
                                 cl::value_desc("file"), cl::init("-"),
                                 cl::cat(category));
@@ -120,6 +154,33 @@ int main(int argc, char **argv) {
     llvm::errs() << "sagac: error: -O" << optLevel
                  << " is not a level; use -O0 or -O2\n";
     return 1;
+  }
+  auto runOptions = [] {
+    saga::RunOptions options;
+    options.model = inputFile;
+    options.data = dataDir;
+    options.params = paramsFile;
+    options.threads = std::max(1u, unsigned(threads));
+    options.optLevel = optLevel;
+    options.rowNormalize = !noNormalize;
+    options.seed = seed;
+    return options;
+  };
+  if (trainCommand) {
+    saga::TrainCommandOptions options;
+    options.run = runOptions();
+    options.train.epochs = epochs;
+    options.train.learningRate = learningRate;
+    options.train.optimizer = optimizer;
+    options.train.momentum = momentum;
+    options.train.seed = seed;
+    options.train.patience = patience;
+    options.train.logPath = logFile;
+    options.train.checkpointPath = checkpoint;
+    options.train.resume = resume;
+    options.saveParams = saveParams;
+    options.quiet = quiet;
+    return saga::runTrain(options);
   }
   if (runCommand) {
     saga::RunOptions options;

@@ -1,6 +1,6 @@
-//===- RunCommand.cpp - `sagac run`: a forward pass on a dataset ----------===//
+//===- Commands.cpp - `sagac run` and `sagac train` -----------------------===//
 
-#include "RunCommand.h"
+#include "Commands.h"
 
 #include "runtime/Loaders.h"
 #include "runtime/Model.h"
@@ -51,70 +51,93 @@ llvm::Error bindDataset(Model &model, Dataset &data) {
   return llvm::Error::success();
 }
 
-double accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
-                const std::vector<int32_t> &vertices) {
-  int64_t c = logits.rowSize(), right = 0;
-  for (int32_t v : vertices) {
-    const float *row = logits.f32() + int64_t(v) * c;
-    int64_t best = std::max_element(row, row + c) - row;
-    right += best == labels[v];
-  }
-  return vertices.empty() ? 0.0 : double(right) / vertices.size();
-}
-} // namespace
+/// A model compiled and bound to a dataset, ready to run or train.
+struct Session {
+  std::unique_ptr<Model> model;
+  Dataset data;
+  Graph graph;
+};
 
-int saga::runForward(const RunOptions &options) {
+/// Compiles, loads, binds and initialises; prints what it did. Errors are
+/// printed; returns null then.
+std::unique_ptr<Session> open(const RunOptions &options, bool training) {
+  auto session = std::make_unique<Session>();
   CompileOptions co;
   co.threads = options.threads;
   co.optLevel = options.optLevel;
+  co.training = training;
   auto model = Model::compileFile(options.model, co);
   if (!model) {
     llvm::errs() << llvm::toString(model.takeError());
-    return 1;
+    return nullptr;
   }
-  const CompileStats &stats = (*model)->compileStats();
+  session->model = std::move(*model);
+  Model &m = *session->model;
+  const CompileStats &stats = m.compileStats();
   llvm::outs() << llvm::format(
       "compiled %s in %.1f ms (front end %.1f, lowering %.1f, JIT %.1f)\n",
       options.model.c_str(), stats.total() * 1e3, stats.frontEnd * 1e3,
       stats.lowering * 1e3, stats.jit * 1e3);
 
   auto data = loadPlanetoid(options.data);
-  if (!data)
-    return fail(data.takeError());
+  if (!data) {
+    fail(data.takeError());
+    return nullptr;
+  }
+  session->data = std::move(*data);
+  Dataset &d = session->data;
   if (options.rowNormalize)
-    rowNormalize(data->features);
-  Graph graph = Graph::build(data->edges.numVertices, data->edges.src,
-                             data->edges.dst, (*model)->selfLoops());
-  llvm::outs() << llvm::format(
-      "graph %s: %d vertices, %lld edges%s\n", data->name.c_str(),
-      graph.numVertices, (long long)graph.numEdges,
-      graph.selfLoops ? " (with self loops)" : "");
-  if (llvm::Error e = (*model)->setGraph(graph))
-    return fail(std::move(e));
-  if (llvm::Error e = bindDataset(**model, *data))
-    return fail(std::move(e));
+    rowNormalize(d.features);
+  session->graph = Graph::build(d.edges.numVertices, d.edges.src, d.edges.dst,
+                                m.selfLoops());
+  const Graph &g = session->graph;
+  llvm::outs() << llvm::format("graph %s: %d vertices, %lld edges%s\n",
+                               d.name.c_str(), g.numVertices,
+                               (long long)g.numEdges,
+                               g.selfLoops ? " (with self loops)" : "");
+  if (llvm::Error e = m.setGraph(g)) {
+    fail(std::move(e));
+    return nullptr;
+  }
+  if (llvm::Error e = bindDataset(m, d)) {
+    fail(std::move(e));
+    return nullptr;
+  }
   if (!options.params.empty()) {
     auto params = loadParamsFile(options.params);
-    if (!params)
-      return fail(params.takeError());
+    if (!params) {
+      fail(params.takeError());
+      return nullptr;
+    }
     for (auto &[name, t] : *params)
-      if (llvm::Error e = (*model)->setParam(name, std::move(t)))
-        return fail(std::move(e));
+      if (llvm::Error e = m.setParam(name, std::move(t))) {
+        fail(std::move(e));
+        return nullptr;
+      }
   }
-  (*model)->initParams(options.seed);
-
+  m.initParams(options.seed);
   llvm::outs() << "device: CPU, " << options.threads << " thread"
                << (options.threads == 1 ? "" : "s")
                << " (this build has no GPU backend)\n";
+  return session;
+}
+} // namespace
+
+int saga::runForward(const RunOptions &options) {
+  std::unique_ptr<Session> session = open(options, /*training=*/false);
+  if (!session)
+    return 1;
+  Model *model = session->model.get();
+  Dataset *data = &session->data;
   ForwardOptions fo;
   fo.lossMask = data->train;
   fo.profile = options.profile;
-  auto result = (*model)->forward(fo);
+  auto result = model->forward(fo);
   if (!result)
     return fail(result.takeError());
   std::vector<double> times{result->seconds};
   for (unsigned i = 1; i < options.repeat; ++i) {
-    result = (*model)->forward(fo);
+    result = model->forward(fo);
     if (!result)
       return fail(result.takeError());
     times.push_back(result->seconds);
@@ -147,6 +170,51 @@ int saga::runForward(const RunOptions &options) {
         accuracy(out, data->labels, data->train),
         accuracy(out, data->labels, data->val),
         accuracy(out, data->labels, data->test));
+  }
+  return 0;
+}
+
+int saga::runTrain(const TrainCommandOptions &options) {
+  std::unique_ptr<Session> session = open(options.run, /*training=*/true);
+  if (!session)
+    return 1;
+  Split split{session->data.labels, session->data.train, session->data.val,
+              session->data.test};
+  const TrainOptions &t = options.train;
+  llvm::outs() << llvm::format(
+      "training %u epochs, %s lr %g, seed %llu, %zu train / %zu val / %zu "
+      "test vertices\n",
+      t.epochs, t.optimizer == TrainOptions::Adam ? "Adam" : "SGD",
+      t.learningRate, (unsigned long long)t.seed, split.train.size(),
+      split.val.size(), split.test.size());
+  auto result = train(*session->model, split, t, [&](const EpochStats &s) {
+    if (options.quiet)
+      return;
+    llvm::outs() << llvm::format(
+        "epoch %4u/%u  loss %.4f  train %.4f  val %.4f  %.1f ms\n", s.epoch,
+        t.epochs, s.loss, s.trainAcc, s.valAcc, s.seconds * 1e3);
+    llvm::outs().flush();
+  });
+  if (!result)
+    return fail(result.takeError());
+  const EpochStats &f = result->final;
+  if (result->stoppedEarly)
+    llvm::outs() << "stopped early: no better validation accuracy in "
+                 << t.patience << " epochs\n";
+  double total = 0;
+  for (const EpochStats &s : result->history)
+    total += s.seconds;
+  llvm::outs() << llvm::format(
+      "final (epoch %u): loss %.4f  train %.4f  val %.4f  test accuracy "
+      "%.4f  (%.1f ms/epoch)\n",
+      f.epoch, f.loss, f.trainAcc, f.valAcc, f.testAcc,
+      result->history.empty() ? 0.0 : total / result->history.size() * 1e3);
+  if (!options.saveParams.empty()) {
+    NamedTensors params;
+    for (const ValueInfo &p : session->model->params())
+      params.emplace_back(p.name, *session->model->param(p.name));
+    if (llvm::Error e = saveParamsFile(options.saveParams, params))
+      return fail(std::move(e));
   }
   return 0;
 }

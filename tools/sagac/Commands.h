@@ -1,7 +1,9 @@
-//===- RunCommand.h - `sagac run`: a forward pass on a dataset --*- C++ -*-===//
+//===- Commands.h - `sagac run` and `sagac train` ---------------*- C++ -*-===//
 
-#ifndef SAGA_TOOLS_SAGAC_RUNCOMMAND_H
-#define SAGA_TOOLS_SAGAC_RUNCOMMAND_H
+#ifndef SAGA_TOOLS_SAGAC_COMMANDS_H
+#define SAGA_TOOLS_SAGAC_COMMANDS_H
+
+#include "runtime/Trainer.h"
 
 #include <string>
 
@@ -24,6 +26,17 @@ struct RunOptions {
 /// the process exit status.
 int runForward(const RunOptions &options);
 
+struct TrainCommandOptions {
+  RunOptions run;     // model, data, threads, ...
+  TrainOptions train; // epochs, optimiser, checkpoints, ...
+  std::string saveParams; // write the trained parameters (text) here
+  bool quiet = false;     // no per-epoch lines
+};
+
+/// Trains the model on the dataset's training split, printing a line per
+/// epoch and the final test accuracy. Returns the process exit status.
+int runTrain(const TrainCommandOptions &options);
+
 } // namespace saga
 
-#endif // SAGA_TOOLS_SAGAC_RUNCOMMAND_H
+#endif // SAGA_TOOLS_SAGAC_COMMANDS_H

@@ -1,0 +1,556 @@
+//===- Autodiff.cpp - reverse-mode gradients of a model -------------------===//
+//
+// Appends the backward pass to each model at the graph-tensor level and
+// returns one gradient per parameter after the model's own results. Each
+// forward op gets its adjoint in reverse order:
+//   - apply_vertex: a backward apply_vertex whose body re-evaluates the
+//     forward body per row (cheap elementwise work, fused into the same
+//     kernel) and then applies the per-element vector-Jacobian products;
+//     parameters captured by the body get per-row contributions that
+//     saga.sum_rows reduces;
+//   - propagate (sum, mean): the gradient of a source operand is a
+//     propagation over the reversed graph of the body's VJP, the gradient of
+//     a destination operand a forward propagation of it; mean divides the
+//     upstream gradient by the in-degree first;
+//   - linear: two GEMMs (saga.linear_grad_input / _weight);
+//   - cross_entropy, l2 and scalar arithmetic: closed forms.
+// Forward values the backward reads stay alive until their last use (the
+// plan's releases follow from that), rather than being recomputed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace saga {
+#define GEN_PASS_DEF_SAGAAUTODIFF
+#include "passes/Passes.h.inc"
+} // namespace saga
+
+using namespace mlir;
+using namespace saga;
+
+namespace {
+
+RankedTensorType tensorType(Value v) {
+  return cast<RankedTensorType>(v.getType());
+}
+
+/// Emits per-element tensor ops for gradients (shapes inferred here).
+class GradBuilder {
+public:
+  GradBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value constant(ArrayRef<int64_t> shape, double v) {
+    auto type = RankedTensorType::get(shape, b.getF32Type());
+    return arith::ConstantOp::create(
+        b, loc, type, DenseElementsAttr::get(type, b.getF32FloatAttr(v)));
+  }
+  template <typename Op> Value binary(Value x, Value y) {
+    auto shape = broadcastShapes(tensorType(x).getShape(),
+                                 tensorType(y).getShape());
+    assert(succeeded(shape) && "gradient shapes broadcast");
+    return Op::create(b, loc, RankedTensorType::get(*shape, b.getF32Type()),
+                      x, y);
+  }
+  Value add(Value x, Value y) { return binary<AddOp>(x, y); }
+  Value sub(Value x, Value y) { return binary<SubOp>(x, y); }
+  Value mul(Value x, Value y) { return binary<MulOp>(x, y); }
+  Value div(Value x, Value y) { return binary<DivOp>(x, y); }
+  Value neg(Value x) { return NegOp::create(b, loc, x.getType(), x); }
+  Value reshape(Value x, ArrayRef<int64_t> shape) {
+    if (tensorType(x).getShape() == shape)
+      return x;
+    return ReshapeOp::create(b, loc,
+                             RankedTensorType::get(shape, b.getF32Type()), x);
+  }
+  Value reduceSum(Value x, int64_t axis) {
+    SmallVector<int64_t> shape(tensorType(x).getShape());
+    shape.erase(shape.begin() + axis);
+    return ReduceOp::create(b, loc,
+                            RankedTensorType::get(shape, b.getF32Type()),
+                            ReduceKind::sum, x, static_cast<uint64_t>(axis));
+  }
+  Value selectPositive(Value c, Value x, Value y) {
+    return SelectPositiveOp::create(b, loc, c.getType(), c, x, y);
+  }
+  Value matmul(Value x, Value y, ArrayRef<int64_t> shape) {
+    return MatmulOp::create(b, loc,
+                            RankedTensorType::get(shape, b.getF32Type()), x, y);
+  }
+
+  /// Sums `g` down to `shape` (the adjoint of broadcasting).
+  Value unbroadcast(Value g, ArrayRef<int64_t> shape) {
+    ArrayRef<int64_t> gs = tensorType(g).getShape();
+    if (gs == shape)
+      return g;
+    while (tensorType(g).getRank() > int64_t(shape.size()))
+      g = reduceSum(g, 0);
+    for (int64_t d = shape.size() - 1; d >= 0; --d)
+      if (shape[d] == 1 && tensorType(g).getShape()[d] != 1)
+        g = reduceSum(g, d);
+    return reshape(g, shape);
+  }
+
+  OpBuilder &b;
+  Location loc;
+};
+
+/// Reverse-mode through a straight-line list of per-element ops. `grads`
+/// holds the seeds on entry and every reached value's gradient on exit.
+LogicalResult vjp(ArrayRef<Operation *> ops, OpBuilder &b,
+                  DenseMap<Value, Value> &grads) {
+  auto accumulate = [&](GradBuilder &gb, Value v, Value g) {
+    if (!isa<FloatType>(getElementTypeOrSelf(v.getType())))
+      return;
+    auto it = grads.find(v);
+    Value sum = it == grads.end() ? g : gb.add(it->second, g);
+    grads[v] = sum; // may rehash: read `it` first
+  };
+  for (Operation *op : llvm::reverse(ops)) {
+    if (op->getNumResults() != 1)
+      continue;
+    Value g = grads.lookup(op->getResult(0));
+    if (!g)
+      continue;
+    GradBuilder gb(b, op->getLoc());
+    Value y = op->getResult(0);
+    auto x = [&](unsigned i) { return op->getOperand(i); };
+    auto shape = [&](unsigned i) { return tensorType(x(i)).getShape(); };
+    if (isa<arith::ConstantOp>(op))
+      continue;
+    if (isa<AddOp>(op)) {
+      accumulate(gb, x(0), gb.unbroadcast(g, shape(0)));
+      accumulate(gb, x(1), gb.unbroadcast(g, shape(1)));
+    } else if (isa<SubOp>(op)) {
+      accumulate(gb, x(0), gb.unbroadcast(g, shape(0)));
+      accumulate(gb, x(1), gb.unbroadcast(gb.neg(g), shape(1)));
+    } else if (isa<MulOp>(op)) {
+      accumulate(gb, x(0), gb.unbroadcast(gb.mul(g, x(1)), shape(0)));
+      accumulate(gb, x(1), gb.unbroadcast(gb.mul(g, x(0)), shape(1)));
+    } else if (isa<DivOp>(op)) {
+      accumulate(gb, x(0), gb.unbroadcast(gb.div(g, x(1)), shape(0)));
+      Value t = gb.div(gb.mul(g, x(0)), gb.mul(x(1), x(1)));
+      accumulate(gb, x(1), gb.unbroadcast(gb.neg(t), shape(1)));
+    } else if (isa<NegOp>(op)) {
+      accumulate(gb, x(0), gb.neg(g));
+    } else if (isa<ReluOp>(op)) {
+      accumulate(gb, x(0),
+                 gb.selectPositive(x(0), g, gb.constant(shape(0), 0.0)));
+    } else if (auto l = dyn_cast<LeakyReluOp>(op)) {
+      Value slope = gb.constant({}, l.getSlope().convertToDouble());
+      accumulate(gb, x(0), gb.selectPositive(x(0), g, gb.mul(g, slope)));
+    } else if (isa<EluOp>(op)) {
+      Value e = ExpOp::create(b, op->getLoc(), x(0).getType(), x(0));
+      accumulate(gb, x(0), gb.selectPositive(x(0), g, gb.mul(g, e)));
+    } else if (isa<AbsOp>(op)) {
+      accumulate(gb, x(0), gb.selectPositive(x(0), g, gb.neg(g)));
+    } else if (isa<SigmoidOp>(op)) {
+      Value oneMinus = gb.sub(gb.constant({}, 1.0), y);
+      accumulate(gb, x(0), gb.mul(g, gb.mul(y, oneMinus)));
+    } else if (isa<TanhOp>(op)) {
+      Value oneMinus = gb.sub(gb.constant({}, 1.0), gb.mul(y, y));
+      accumulate(gb, x(0), gb.mul(g, oneMinus));
+    } else if (isa<ExpOp>(op)) {
+      accumulate(gb, x(0), gb.mul(g, y));
+    } else if (isa<LogOp>(op)) {
+      accumulate(gb, x(0), gb.div(g, x(0)));
+    } else if (isa<RsqrtOp>(op)) {
+      Value cube = gb.mul(y, gb.mul(y, y));
+      accumulate(gb, x(0),
+                 gb.mul(g, gb.mul(gb.constant({}, -0.5), cube)));
+    } else if (auto d = dyn_cast<DropoutOp>(op)) {
+      // The same mask (same key, row and element) scales the gradient.
+      auto back = DropoutOp::create(b, op->getLoc(), g.getType(), g,
+                                    d.getRateAttr(), d.getKeyAttr());
+      accumulate(gb, x(0), back);
+    } else if (isa<ReshapeOp>(op)) {
+      accumulate(gb, x(0), gb.reshape(g, shape(0)));
+    } else if (auto r = dyn_cast<ReduceOp>(op)) {
+      if (r.getKind() != ReduceKind::sum && r.getKind() != ReduceKind::mean)
+        return op->emitOpError()
+               << "gradient of a " << stringifyReduceKind(r.getKind())
+               << " reduction is not implemented yet";
+      SmallVector<int64_t> kept(shape(0));
+      int64_t axis = static_cast<int64_t>(r.getAxis());
+      if (axis < 0)
+        axis += kept.size();
+      int64_t len = kept[axis];
+      kept[axis] = 1;
+      Value expanded = gb.add(gb.constant(shape(0), 0.0), gb.reshape(g, kept));
+      if (r.getKind() == ReduceKind::mean)
+        expanded = gb.mul(expanded, gb.constant({}, 1.0 / double(len)));
+      accumulate(gb, x(0), expanded);
+    } else if (isa<MatmulOp>(op)) {
+      ArrayRef<int64_t> a = shape(0), w = shape(1);
+      if (a.size() != 1)
+        return op->emitOpError() << "gradient of a matmul with a multi-row "
+                                 << "left side is not implemented yet";
+      int64_t k = a[0], n = tensorType(x(1)).getNumElements() / k;
+      Value gf = gb.reshape(g, {n});
+      Value wf = gb.reshape(x(1), {k, n});
+      accumulate(gb, x(0), gb.matmul(wf, gf, {k}));
+      Value outer = gb.matmul(gb.reshape(x(0), {k, 1}), gb.reshape(g, {1, n}),
+                              {k, n});
+      accumulate(gb, x(1), gb.reshape(outer, w));
+    } else {
+      return op->emitOpError() << "has no gradient rule yet";
+    }
+  }
+  return success();
+}
+
+class ModelDiff {
+public:
+  explicit ModelDiff(ModelOp model) : model(model), b(model.getContext()) {}
+  LogicalResult run();
+
+private:
+  void accumulate(Value v, Value g, Location loc);
+  LogicalResult applyVertex(ApplyVertexOp op);
+  LogicalResult propagate(PropagateOp op);
+  LogicalResult modelLevel(Operation *op);
+  Value degree(Location loc);
+
+  /// Whether `v` depends on a parameter: only such values get gradients.
+  bool active(Value v) const { return activeValues.contains(v); }
+
+  ModelOp model;
+  OpBuilder b;
+  DenseMap<Value, Value> grads;
+  DenseSet<Value> activeValues;
+  Value deg;
+};
+
+void ModelDiff::accumulate(Value v, Value g, Location loc) {
+  if (!g || !active(v) || !isa<FloatType>(getElementTypeOrSelf(
+                isa<DomainType>(v.getType())
+                    ? cast<DomainType>(v.getType()).getElementType()
+                    : v.getType())))
+    return;
+  auto it = grads.find(v);
+  if (it == grads.end()) {
+    grads[v] = g;
+    return;
+  }
+  Value prev = it->second;
+  if (auto d = dyn_cast<VertexType>(v.getType())) {
+    auto sum = ApplyVertexOp::create(b, loc, TypeRange{d}, ValueRange{prev, g});
+    Block *body = new Block();
+    sum.getBody().push_back(body);
+    Value x = body->addArgument(d.getElementTensorType(), loc);
+    Value y = body->addArgument(d.getElementTensorType(), loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    Value s = AddOp::create(inner, loc, x.getType(), x, y);
+    YieldOp::create(inner, loc, s);
+    grads[v] = sum.getResult(0);
+    return;
+  }
+  grads[v] = AddOp::create(b, loc, prev.getType(), prev, g);
+}
+
+Value ModelDiff::degree(Location loc) {
+  if (!deg)
+    deg = DegreeOp::create(b, loc, VertexType::get(b.getContext(), {},
+                                                   b.getF32Type()));
+  return deg;
+}
+
+LogicalResult ModelDiff::applyVertex(ApplyVertexOp op) {
+  SmallVector<Value> upstream;
+  for (Value r : op.getResults())
+    upstream.push_back(grads.lookup(r));
+  if (llvm::all_of(upstream, [](Value g) { return !g; }))
+    return success();
+  Location loc = op.getLoc();
+  Block &fwd = op.getBody().front();
+
+  SmallVector<Value> inputs(op.getInputs());
+  for (Value g : upstream)
+    if (g)
+      inputs.push_back(g);
+  Block *body = new Block(); // detached until the backward op exists
+  IRMapping map;
+  for (BlockArgument arg : fwd.getArguments())
+    map.map(arg, body->addArgument(arg.getType(), loc));
+  OpBuilder inner(b.getContext());
+  inner.setInsertionPointToEnd(body);
+  SmallVector<Operation *> cloned;
+  for (Operation &inner_op : fwd.without_terminator())
+    cloned.push_back(inner.clone(inner_op, map));
+  DenseMap<Value, Value> local;
+  auto yield = cast<YieldOp>(fwd.getTerminator());
+  for (auto [i, g] : llvm::enumerate(upstream)) {
+    if (!g)
+      continue;
+    Value seed = body->addArgument(
+        cast<DomainType>(g.getType()).getElementTensorType(), loc);
+    Value y = map.lookupOrDefault(yield.getOperand(i));
+    auto it = local.find(y);
+    Value sum = it == local.end()
+                    ? seed
+                    : AddOp::create(inner, loc, seed.getType(), it->second, seed);
+    local[y] = sum;
+  }
+  if (failed(vjp(cloned, inner, local)))
+    return failure();
+
+  // Results: input gradients, then per-row contributions to captured values.
+  SmallVector<Value> yields, targets;
+  SmallVector<Type> types;
+  SmallVector<bool> perRow;
+  for (auto [i, arg] : llvm::enumerate(fwd.getArguments())) {
+    Value g = local.lookup(map.lookup(arg));
+    if (!g || !active(op.getInputs()[i]))
+      continue;
+    yields.push_back(g);
+    targets.push_back(op.getInputs()[i]);
+    types.push_back(op.getInputs()[i].getType());
+    perRow.push_back(false);
+  }
+  llvm::SetVector<Value> captured;
+  for (Operation *c : cloned)
+    for (Value v : c->getOperands())
+      if (v.getParentBlock() != body && isa<RankedTensorType>(v.getType()))
+        captured.insert(v);
+  for (Value c : captured) {
+    Value g = local.lookup(c);
+    if (!g || !active(c))
+      continue;
+    yields.push_back(g);
+    targets.push_back(c);
+    auto t = tensorType(c);
+    types.push_back(VertexType::get(b.getContext(), t.getShape(),
+                                    t.getElementType()));
+    perRow.push_back(true);
+  }
+  if (yields.empty()) {
+    delete body;
+    return success();
+  }
+  YieldOp::create(inner, loc, yields);
+  auto back = ApplyVertexOp::create(b, loc, types, inputs);
+  back.getBody().push_back(body);
+  for (auto [i, target] : llvm::enumerate(targets)) {
+    Value g = back.getResult(i);
+    if (perRow[i])
+      g = SumRowsOp::create(b, loc, target.getType(), g);
+    accumulate(target, g, loc);
+  }
+  return success();
+}
+
+LogicalResult ModelDiff::propagate(PropagateOp op) {
+  Value g = grads.lookup(op.getResult());
+  if (!g)
+    return success();
+  Location loc = op.getLoc();
+  GatherKind kind = op.getKind();
+  if (kind != GatherKind::sum && kind != GatherKind::mean)
+    return op.emitOpError() << "gradient of the " << stringifyGatherKind(kind)
+                            << " gather is not implemented yet; train with "
+                            << "sum or mean gathers";
+  auto gType = cast<VertexType>(g.getType());
+  if (kind == GatherKind::mean) {
+    // Each in-edge of v carried 1/deg(v) of v's gradient.
+    auto scaled = ApplyVertexOp::create(b, loc, TypeRange{gType},
+                                        ValueRange{g, degree(loc)});
+    Block *body = new Block();
+    scaled.getBody().push_back(body);
+    Value x = body->addArgument(gType.getElementTensorType(), loc);
+    Value d = body->addArgument(RankedTensorType::get({}, b.getF32Type()), loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    YieldOp::create(inner, loc,
+                    ValueRange{DivOp::create(inner, loc, x.getType(), x, d)});
+    g = scaled.getResult(0);
+  }
+
+  Block &fwd = op.getBody().front();
+  SmallVector<Value> dsts(op.getDsts());
+  dsts.push_back(g);
+  unsigned numSrcs = op.getSrcs().size(), numDsts = op.getDsts().size();
+  // One backward propagation per differentiable src or dst operand.
+  auto backward = [&](unsigned argIndex, bool reversed) -> LogicalResult {
+    Value target = op->getOperand(argIndex);
+    auto targetType = cast<VertexType>(target.getType());
+    if (!active(target) || !isa<FloatType>(targetType.getElementType()))
+      return success();
+    auto back = PropagateOp::create(b, loc, targetType, GatherKind::sum,
+                                    op.getSrcs(), dsts, op.getEdges(),
+                                    reversed);
+    Block *body = new Block();
+    back.getBody().push_back(body);
+    // Arguments: srcs, dsts, the upstream gradient (read at the edge's
+    // destination), edges.
+    IRMapping map;
+    Value seed;
+    for (auto [i, arg] : llvm::enumerate(fwd.getArguments())) {
+      if (i == numSrcs + numDsts)
+        seed = body->addArgument(gType.getElementTensorType(), loc);
+      map.map(arg, body->addArgument(arg.getType(), loc));
+    }
+    if (!seed)
+      seed = body->addArgument(gType.getElementTensorType(), loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    SmallVector<Operation *> cloned;
+    for (Operation &o : fwd.without_terminator())
+      cloned.push_back(inner.clone(o, map));
+    DenseMap<Value, Value> local;
+    local[map.lookupOrDefault(fwd.getTerminator()->getOperand(0))] = seed;
+    if (failed(vjp(cloned, inner, local)))
+      return failure();
+    for (Operation *c : cloned)
+      for (Value v : c->getOperands())
+        if (v.getParentBlock() != body && local.lookup(v) && active(v))
+          return op.emitOpError()
+                 << "gradient of a parameter used inside an edge function is "
+                 << "not implemented yet; compute it on the vertex side";
+    Value result = local.lookup(map.lookup(fwd.getArgument(argIndex)));
+    if (!result)
+      result = GradBuilder(inner, loc).constant(
+          targetType.getElementTensorType().getShape(), 0.0);
+    YieldOp::create(inner, loc, result);
+    accumulate(target, back.getResult(), loc);
+    return success();
+  };
+  for (unsigned i = 0; i < numSrcs; ++i)
+    if (failed(backward(i, /*reversed=*/true)))
+      return failure();
+  for (unsigned i = 0; i < numDsts; ++i)
+    if (failed(backward(numSrcs + i, /*reversed=*/false)))
+      return failure();
+  return success();
+}
+
+LogicalResult ModelDiff::modelLevel(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto lin = dyn_cast<LinearOp>(op)) {
+    Value g = grads.lookup(lin.getResult());
+    if (!g)
+      return success();
+    accumulate(lin.getInput(),
+               LinearGradInputOp::create(b, loc, lin.getInput().getType(), g,
+                                         lin.getWeight()),
+               loc);
+    accumulate(lin.getWeight(),
+               LinearGradWeightOp::create(b, loc, lin.getWeight().getType(),
+                                          lin.getInput(), g),
+               loc);
+    return success();
+  }
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    Value g = grads.lookup(ce.getResult());
+    if (g)
+      accumulate(ce.getLogits(),
+                 CrossEntropyGradOp::create(b, loc, ce.getLogits().getType(),
+                                            ce.getLogits(), ce.getLabels(), g),
+                 loc);
+    return success();
+  }
+  if (auto l2 = dyn_cast<L2Op>(op)) {
+    Value g = grads.lookup(l2.getResult());
+    if (g)
+      accumulate(l2.getInput(),
+                 MulOp::create(b, loc, l2.getInput().getType(), g,
+                               l2.getInput()),
+                 loc);
+    return success();
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp, NegOp>(op)) {
+    DenseMap<Value, Value> local;
+    Value g = grads.lookup(op->getResult(0));
+    if (!g)
+      return success();
+    local[op->getResult(0)] = g;
+    if (failed(vjp({op}, b, local)))
+      return failure();
+    for (Value v : op->getOperands())
+      if (Value dv = local.lookup(v))
+        accumulate(v, dv, loc);
+    return success();
+  }
+  if (isa<ParamOp, DegreeOp, VertexIdOp, arith::ConstantOp>(op))
+    return success();
+  return op->emitOpError() << "has no gradient rule yet";
+}
+
+LogicalResult ModelDiff::run() {
+  Block &block = model.getBody().front();
+  auto ret = cast<ReturnOp>(block.getTerminator());
+  Value loss;
+  for (Value v : ret.getOperands())
+    if (auto t = dyn_cast<RankedTensorType>(v.getType()); t && t.getRank() == 0)
+      loss = v;
+  if (!loss)
+    return model.emitOpError() << "training needs a scalar 'loss' result";
+
+  // Every dropout gets a key so its backward reproduces its mask.
+  int64_t key = 0;
+  model.walk([&](DropoutOp d) { d.setKeyAttr(b.getI64IntegerAttr(key++)); });
+
+  SmallVector<Operation *> forward;
+  for (Operation &op : block.without_terminator())
+    forward.push_back(&op);
+  // Activity: parameters, and whatever is computed from them (operands or
+  // values a body captures).
+  for (Operation *op : forward) {
+    bool isActive = isa<ParamOp>(op);
+    op->walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        isActive |= active(v);
+    });
+    if (isActive)
+      for (Value r : op->getResults())
+        activeValues.insert(r);
+  }
+  b.setInsertionPoint(ret);
+  grads[loss] = GradBuilder(b, ret.getLoc()).constant({}, 1.0);
+  for (Operation *op : llvm::reverse(forward)) {
+    LogicalResult r = success();
+    if (auto a = dyn_cast<ApplyVertexOp>(op))
+      r = applyVertex(a);
+    else if (auto p = dyn_cast<PropagateOp>(op))
+      r = propagate(p);
+    else
+      r = modelLevel(op);
+    if (failed(r))
+      return failure();
+  }
+
+  // Results: the model's own, then d loss / d param for every parameter.
+  SmallVector<Value> results(ret.getOperands());
+  SmallVector<Attribute> names;
+  for (Operation *op : forward) {
+    auto p = dyn_cast<ParamOp>(op);
+    if (!p)
+      continue;
+    Value g = grads.lookup(p.getResult());
+    if (!g)
+      g = GradBuilder(b, p.getLoc())
+              .constant(tensorType(p.getResult()).getShape(), 0.0);
+    results.push_back(g);
+    names.push_back(p.getNameAttr());
+  }
+  ReturnOp::create(b, ret.getLoc(), results);
+  ret.erase();
+  model.setType(FunctionType::get(model.getContext(),
+                                  model.getArgumentTypes(),
+                                  ValueRange(results).getTypes()));
+  model->setAttr("saga.gradients", b.getArrayAttr(names));
+  return success();
+}
+
+struct Autodiff : public saga::impl::SagaAutodiffBase<Autodiff> {
+  void runOnOperation() override {
+    for (ModelOp model : getOperation().getOps<ModelOp>())
+      if (failed(ModelDiff(model).run()))
+        return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,148 @@
+//===- Checkpoint.cpp - training state on disk, written atomically --------===//
+
+#include "runtime/Checkpoint.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace saga;
+
+namespace {
+constexpr char kMagic[8] = {'S', 'A', 'G', 'A', 'C', 'K', 'P', 'T'};
+constexpr uint64_t kVersion = 1;
+
+void put(std::string &out, uint64_t v) {
+  out.append(reinterpret_cast<const char *>(&v), sizeof v);
+}
+
+void putTensors(std::string &out, const NamedTensors &ts) {
+  put(out, ts.size());
+  for (const auto &[name, t] : ts) {
+    put(out, name.size());
+    out += name;
+    put(out, t.shape().size());
+    for (int64_t d : t.shape())
+      put(out, uint64_t(d));
+    out.append(reinterpret_cast<const char *>(t.f32()), t.numElements() * 4);
+  }
+}
+
+struct Reader {
+  llvm::StringRef data;
+  std::string path;
+  llvm::Error error = llvm::Error::success();
+  bool failed = false;
+
+  bool take(void *dst, size_t n) {
+    if (failed || data.size() < n) {
+      if (!failed)
+        error = llvm::createStringError(path + ": truncated checkpoint");
+      failed = true;
+      return false;
+    }
+    std::memcpy(dst, data.data(), n);
+    data = data.drop_front(n);
+    return true;
+  }
+  uint64_t u64() {
+    uint64_t v = 0;
+    take(&v, sizeof v);
+    return v;
+  }
+  NamedTensors tensors() {
+    NamedTensors out;
+    uint64_t n = u64();
+    for (uint64_t i = 0; i < n && !failed; ++i) {
+      uint64_t len = u64();
+      if (failed || len > data.size()) {
+        take(nullptr, data.size() + 1);
+        break;
+      }
+      std::string name = data.take_front(len).str();
+      data = data.drop_front(len);
+      uint64_t rank = u64();
+      std::vector<int64_t> shape;
+      uint64_t elements = 1;
+      for (uint64_t d = 0; d < rank && !failed; ++d) {
+        shape.push_back(int64_t(u64()));
+        elements *= uint64_t(shape.back());
+      }
+      if (failed || elements * 4 > data.size()) {
+        take(nullptr, data.size() + 1);
+        break;
+      }
+      Tensor t = Tensor::uninitialized(shape);
+      take(t.f32(), elements * 4);
+      out.emplace_back(name, std::move(t));
+    }
+    return out;
+  }
+};
+} // namespace
+
+llvm::Error saga::saveCheckpoint(const std::string &path,
+                                 const Checkpoint &ckpt) {
+  std::string bytes(kMagic, sizeof kMagic);
+  put(bytes, kVersion);
+  put(bytes, ckpt.epoch);
+  put(bytes, ckpt.step);
+  putTensors(bytes, ckpt.params);
+  putTensors(bytes, ckpt.moment1);
+  putTensors(bytes, ckpt.moment2);
+
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0)
+    return llvm::createStringError("cannot write " + tmp + ": " +
+                                   std::strerror(errno));
+  const char *p = bytes.data();
+  size_t left = bytes.size();
+  while (left) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0) {
+      ::close(fd);
+      return llvm::createStringError("writing " + tmp + " failed: " +
+                                     std::strerror(errno));
+    }
+    p += n;
+    left -= size_t(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0)
+    return llvm::createStringError("flushing " + tmp + " failed: " +
+                                   std::strerror(errno));
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return llvm::createStringError("renaming " + tmp + " to " + path +
+                                   " failed: " + std::strerror(errno));
+  return llvm::Error::success();
+}
+
+llvm::Expected<Checkpoint> saga::loadCheckpoint(const std::string &path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError("cannot open checkpoint " + path + ": " +
+                                   buffer.getError().message());
+  llvm::StringRef data = (*buffer)->getBuffer();
+  if (!data.starts_with(llvm::StringRef(kMagic, sizeof kMagic)))
+    return llvm::createStringError(path + ": not a Saga checkpoint");
+  Reader r{data.drop_front(sizeof kMagic), path};
+  uint64_t version = r.u64();
+  if (!r.failed && version != kVersion)
+    return llvm::createStringError(path + ": checkpoint version " +
+                                   std::to_string(version) +
+                                   " is not supported (expected 1)");
+  Checkpoint c;
+  c.epoch = r.u64();
+  c.step = r.u64();
+  c.params = r.tensors();
+  c.moment1 = r.tensors();
+  c.moment2 = r.tensors();
+  if (r.failed)
+    return std::move(r.error);
+  llvm::consumeError(std::move(r.error));
+  return c;
+}

@@ -1,0 +1,210 @@
+//===- Trainer.cpp - full-batch training of a compiled model --------------===//
+
+#include "runtime/Trainer.h"
+
+#include "runtime/Checkpoint.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace saga;
+
+double saga::accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
+                      const std::vector<int32_t> &vertices) {
+  int64_t c = logits.rowSize(), right = 0;
+  for (int32_t v : vertices) {
+    const float *row = logits.f32() + int64_t(v) * c;
+    right += (std::max_element(row, row + c) - row) == labels[v];
+  }
+  return vertices.empty() ? 0.0 : double(right) / vertices.size();
+}
+
+namespace {
+
+/// The dropout seed of an epoch: independent of how the run was split into
+/// resumed pieces.
+uint64_t epochSeed(uint64_t seed, uint64_t epoch) {
+  uint64_t z = seed * 0x9e3779b97f4a7c15ULL + epoch + 1;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+class Optimizer {
+public:
+  Optimizer(Model &model, const TrainOptions &options)
+      : model(model), options(options) {
+    for (const ValueInfo &p : model.params()) {
+      names.push_back(p.name);
+      m.emplace_back(p.shape);
+      v.emplace_back(p.shape);
+    }
+  }
+
+  llvm::Error step(std::vector<std::pair<std::string, Tensor>> &grads) {
+    ++steps;
+    for (auto &[name, g] : grads) {
+      auto it = std::find(names.begin(), names.end(), name);
+      Tensor *w = model.mutableParam(name);
+      if (it == names.end() || !w)
+        return llvm::createStringError("no parameter '" + name +
+                                       "' for its gradient");
+      size_t i = it - names.begin();
+      float *pw = w->f32(), *pm = m[i].f32(), *pv = v[i].f32();
+      const float *pg = g.f32();
+      int64_t n = w->numElements();
+      double lr = options.learningRate;
+      if (options.optimizer == TrainOptions::SGD) {
+        for (int64_t j = 0; j < n; ++j) {
+          pm[j] = float(options.momentum * pm[j] + pg[j]);
+          pw[j] -= float(lr * pm[j]);
+        }
+        continue;
+      }
+      double b1 = options.beta1, b2 = options.beta2;
+      double c1 = 1 - std::pow(b1, double(steps));
+      double c2 = 1 - std::pow(b2, double(steps));
+      for (int64_t j = 0; j < n; ++j) {
+        pm[j] = float(b1 * pm[j] + (1 - b1) * pg[j]);
+        pv[j] = float(b2 * pv[j] + (1 - b2) * double(pg[j]) * pg[j]);
+        double mhat = pm[j] / c1, vhat = pv[j] / c2;
+        pw[j] -= float(lr * mhat / (std::sqrt(vhat) + options.epsilon));
+      }
+    }
+    return llvm::Error::success();
+  }
+
+  Checkpoint save(uint64_t epoch) const {
+    Checkpoint c;
+    c.epoch = epoch;
+    c.step = steps;
+    for (size_t i = 0; i < names.size(); ++i) {
+      c.params.emplace_back(names[i], *model.param(names[i]));
+      c.moment1.emplace_back(names[i], m[i]);
+      c.moment2.emplace_back(names[i], v[i]);
+    }
+    return c;
+  }
+
+  llvm::Error restore(Checkpoint &c) {
+    steps = c.step;
+    auto find = [&](NamedTensors &ts, const std::string &name) -> Tensor * {
+      for (auto &[n, t] : ts)
+        if (n == name)
+          return &t;
+      return nullptr;
+    };
+    for (size_t i = 0; i < names.size(); ++i) {
+      Tensor *p = find(c.params, names[i]), *a = find(c.moment1, names[i]),
+             *b = find(c.moment2, names[i]);
+      if (!p || !a || !b)
+        return llvm::createStringError("the checkpoint has no state for "
+                                       "parameter '" + names[i] + "'");
+      if (p->shape() != m[i].shape() || a->shape() != m[i].shape() ||
+          b->shape() != m[i].shape())
+        return llvm::createStringError("the checkpoint's '" + names[i] +
+                                       "' has shape " + p->describe() +
+                                       ", the model needs " +
+                                       m[i].describe());
+      if (llvm::Error e = model.setParam(names[i], std::move(*p)))
+        return e;
+      m[i] = std::move(*a);
+      v[i] = std::move(*b);
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  Model &model;
+  const TrainOptions &options;
+  std::vector<std::string> names;
+  std::vector<Tensor> m, v;
+  uint64_t steps = 0;
+};
+
+} // namespace
+
+llvm::Expected<TrainResult>
+saga::train(Model &model, const Split &split, const TrainOptions &options,
+            const std::function<void(const EpochStats &)> &progress) {
+  Optimizer optimizer(model, options);
+  unsigned first = 1;
+  if (options.resume) {
+    if (options.checkpointPath.empty())
+      return llvm::createStringError("resuming needs a checkpoint path");
+    auto ckpt = loadCheckpoint(options.checkpointPath);
+    if (!ckpt)
+      return ckpt.takeError();
+    if (llvm::Error e = optimizer.restore(*ckpt))
+      return std::move(e);
+    first = unsigned(ckpt->epoch) + 1;
+  }
+
+  std::unique_ptr<llvm::raw_fd_ostream> log;
+  if (!options.logPath.empty()) {
+    std::error_code ec;
+    log = std::make_unique<llvm::raw_fd_ostream>(
+        options.logPath, ec,
+        options.resume ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
+    if (ec)
+      return llvm::createStringError("cannot write " + options.logPath + ": " +
+                                     ec.message());
+  }
+
+  TrainResult result;
+  double bestVal = -1;
+  unsigned sinceBest = 0;
+  ForwardOptions trainMask;
+  trainMask.lossMask = split.train;
+  for (unsigned epoch = first; epoch <= options.epochs; ++epoch) {
+    auto start = std::chrono::steady_clock::now();
+    auto stepResult = model.trainStep(trainMask, epochSeed(options.seed, epoch));
+    if (!stepResult)
+      return stepResult.takeError();
+    if (llvm::Error e = optimizer.step(stepResult->gradients))
+      return std::move(e);
+    auto eval = model.forward();
+    if (!eval)
+      return eval.takeError();
+    EpochStats s;
+    s.epoch = epoch;
+    s.loss = stepResult->loss;
+    s.trainAcc = accuracy(eval->prediction, split.labels, split.train);
+    s.valAcc = accuracy(eval->prediction, split.labels, split.val);
+    s.testAcc = accuracy(eval->prediction, split.labels, split.test);
+    s.seconds = std::chrono::duration<double>(
+                    std::chrono::steady_clock::now() - start)
+                    .count();
+    if (!std::isfinite(s.loss))
+      return llvm::createStringError(
+          "the loss became " + std::to_string(s.loss) + " at epoch " +
+          std::to_string(epoch) + "; lower the learning rate");
+    result.history.push_back(s);
+    result.final = s;
+    if (log)
+      *log << llvm::format("{\"epoch\": %u, \"loss\": %.6f, \"train_acc\": "
+                           "%.4f, \"val_acc\": %.4f, \"test_acc\": %.4f, "
+                           "\"seconds\": %.4f}\n",
+                           s.epoch, s.loss, s.trainAcc, s.valAcc, s.testAcc,
+                           s.seconds);
+    if (progress)
+      progress(s);
+    if (!options.checkpointPath.empty())
+      if (llvm::Error e = saveCheckpoint(options.checkpointPath,
+                                         optimizer.save(epoch)))
+        return std::move(e);
+    if (s.valAcc > bestVal) {
+      bestVal = s.valAcc;
+      sinceBest = 0;
+    } else if (options.patience && ++sinceBest >= options.patience) {
+      result.stoppedEarly = true;
+      break;
+    }
+  }
+  return result;
+}

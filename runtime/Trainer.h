@@ -1,0 +1,68 @@
+//===- Trainer.h - full-batch training of a compiled model ------*- C++ -*-===//
+//
+// Epochs of (compiled forward + backward, optimiser step, evaluation), with
+// early stopping on validation accuracy, a progress line per epoch, an
+// optional JSON-lines log and atomic checkpoints that resume exactly: the
+// dropout seed of epoch e is a function of (seed, e) and the optimiser state
+// is saved, so a resumed run follows the uninterrupted run's curve.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_TRAINER_H
+#define SAGA_RUNTIME_TRAINER_H
+
+#include "runtime/Model.h"
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+struct TrainOptions {
+  unsigned epochs = 200;
+  double learningRate = 0.01;
+  enum Optimizer { Adam, SGD } optimizer = Adam;
+  double momentum = 0.9;             // SGD
+  double beta1 = 0.9, beta2 = 0.999; // Adam
+  double epsilon = 1e-8;             // Adam
+  uint64_t seed = 0;                 // parameters and dropout
+  unsigned patience = 0;             // stop after this many epochs without a
+                                     // better validation accuracy; 0: never
+  std::string logPath;               // JSON lines, one per epoch
+  std::string checkpointPath;        // written atomically after each epoch
+  bool resume = false;               // continue from checkpointPath
+};
+
+/// Labels and the split for node classification.
+struct Split {
+  std::vector<int32_t> labels; // per vertex, -1 unlabelled
+  std::vector<int32_t> train, val, test;
+};
+
+struct EpochStats {
+  unsigned epoch = 0; // 1-based
+  double loss = 0;
+  double trainAcc = 0, valAcc = 0, testAcc = 0;
+  double seconds = 0;
+};
+
+struct TrainResult {
+  std::vector<EpochStats> history;
+  EpochStats final;      // after the last epoch run
+  bool stoppedEarly = false;
+};
+
+/// The fraction of `vertices` whose arg-max prediction is their label.
+double accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
+                const std::vector<int32_t> &vertices);
+
+/// Trains `model` (compiled with CompileOptions::training, graph and inputs
+/// bound, parameters initialised). `progress` sees every epoch.
+llvm::Expected<TrainResult>
+train(Model &model, const Split &split, const TrainOptions &options,
+      const std::function<void(const EpochStats &)> &progress = {});
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_TRAINER_H
