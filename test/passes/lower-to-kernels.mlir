@@ -1,11 +1,12 @@
 // RUN: saga-opt %s --saga-lower-to-kernels --split-input-file | FileCheck %s
 
-// Tests that an apply_vertex becomes a row-range kernel over flat buffers and
+// Tests that an apply_vertex becomes a row-range kernel (rows, then the step's
+// dropout seed) over flat buffers and
 // a launch passing its inputs, then the parameters its body captures; that
 // a linear stays a plan step; and that every plan-allocated buffer is
 // released after its last use, outputs excepted.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    (%[[BEGIN:.*]]: index, %[[END:.*]]: index, %[[IN:.*]]: memref<?xf32>, %[[B:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>)
+// CHECK-SAME:    (%[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: i64, %[[IN:[a-z0-9]+]]: memref<?xf32>, %[[B:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
 // CHECK-SAME:    attributes {saga.kernel = "map"}
 // CHECK:         scf.for %[[V:.*]] = %[[BEGIN]] to %[[END]]
 // CHECK:           scf.for
@@ -39,7 +40,7 @@ saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> 
 // divides by the in-degree for mean, with zeros for vertices without
 // in-edges.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    (%{{.*}}: index, %{{.*}}: index, %[[OFF:.*]]: memref<?xi64>, %[[SRC:.*]]: memref<?xi32>, %[[EID:.*]]: memref<?xi64>, %[[H:.*]]: memref<?xf32>, %[[OUT:.*]]: memref<?xf32>)
+// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi64>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
 // CHECK-SAME:    attributes {saga.kernel = "propagate"}
 // CHECK:         memref.load %[[OFF]]
 // CHECK:         scf.for
