@@ -55,12 +55,15 @@ LOG="$RESULTS/forward.log"
        "$(git diff --quiet HEAD 2>/dev/null || echo '(with uncommitted changes)')"
   echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs," \
        "$(free -g | awk '/Mem:/ {print $2}') GiB; threads $THREADS"
+  echo "# load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
 } > "$LOG"
 
+TIME=()
+[ -x /usr/bin/time ] && TIME=(/usr/bin/time -f "memory    peak RSS %M KiB, wall %e s")
 run() { # label, command...
   echo "== $1" | tee -a "$LOG"
   shift
-  "$@" 2>&1 | tee -a "$LOG"
+  "${TIME[@]}" "$@" 2>&1 | tee -a "$LOG"
 }
 
 run "saga cora" "$BENCH" --graph cora --threads "$THREADS" \
@@ -84,7 +87,7 @@ for line in open(log):
         rows.append(dict(kv.split("=", 1) for kv in line.split()[1:]))
 saga = {r["graph"]: r for r in rows if r["system"] == "saga"}
 fields = ["system", "graph", "vertices", "edges", "threads", "compile_ms",
-          "forward_ms", "ratio_pytorch_over_saga", "max_abs_diff"]
+          "jit_ms", "forward_ms", "ratio_pytorch_over_saga", "max_abs_diff"]
 table = []
 for r in rows:
     s = saga[r["graph"]]
@@ -94,6 +97,7 @@ for r in rows:
         "vertices": r["vertices"], "edges": r["edges"],
         "threads": r["threads"],
         "compile_ms": r.get("compile_ms", ""),
+        "jit_ms": r.get("jit_ms", ""),
         "forward_ms": r["forward_ms"],
         "ratio_pytorch_over_saga":
             "" if r["system"] == "saga"
@@ -106,12 +110,15 @@ with open(out, "w", newline="") as f:
     w.writerows(table)
 print()
 print(f"{'system':8} {'graph':14} {'edges':>9} {'compile ms':>11} "
-      f"{'forward ms':>11} {'PyTorch/Saga':>13}  logits max|diff|")
+      f"{'(JIT ms)':>9} {'forward ms':>11} {'PyTorch/Saga':>13}  "
+      f"logits max|diff|")
 for t in table:
     print(f"{t['system']:8} {t['graph']:14} {t['edges']:>9} "
-          f"{t['compile_ms'] or '-':>11} {float(t['forward_ms']):>11.2f} "
+          f"{t['compile_ms'] or '-':>11} {t['jit_ms'] or '-':>9} "
+          f"{float(t['forward_ms']):>11.2f} "
           f"{t['ratio_pytorch_over_saga'] or '-':>13}  {t['max_abs_diff'] or '-'}")
-print(f"\nedges include the self loops; PyTorch runs eagerly (no compile step).")
+print(f"\nedges include the self loops; compile = front end + lowering + JIT;"
+      f" PyTorch runs eagerly (no compile step).")
 for t in table:
     if t["max_abs_diff"] and not float(t["max_abs_diff"]) <= 1e-3:
         print(f"WARNING: on {t['graph']} PyTorch's logits differ from Saga's "

@@ -45,6 +45,21 @@ def SagaExtractGemm : Pass<"saga-extract-gemm", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect"];
 }
 
+def SagaReorderLinear : Pass<"saga-reorder-linear", "mlir::ModuleOp"> {
+  let summary = "multiply by a weight before aggregating when it narrows";
+  let description = [{
+    `linear(f(x), W) == f(linear(x, W))` when f only scales each vertex's
+    vector by per-vertex scalars (an apply_vertex multiplying or dividing its
+    input by scalars computed from other inputs) or sums source vectors over
+    edges (a sum or mean propagate whose message is the source vector scaled
+    by scalars). When W narrows the features, the pass moves the linear in
+    front of the longest such chain, so the chain runs on the narrow side:
+    for GCN on Cora, 16 features per vertex instead of 1433. DGL and PyG pick
+    the same order by hand; here it follows from the IR.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
   let summary = "append the backward pass: gradients of the loss";
   let description = [{

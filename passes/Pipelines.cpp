@@ -16,8 +16,10 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel,
   pm.addPass(createSagaFormPropagation());
   if (!training)
     pm.addPass(createSagaStripDropout());
-  if (optLevel > 0)
+  if (optLevel > 0) {
     pm.addPass(createSagaExtractGemm());
+    pm.addPass(createSagaReorderLinear());
+  }
   if (training) {
     pm.addPass(createSagaAutodiff());
     pm.addPass(createCanonicalizerPass()); // drops recomputed values no gradient reads
