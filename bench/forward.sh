@@ -15,8 +15,8 @@
 #
 # Settings (environment): THREADS (2), SCALE (20), EDGE_FACTOR (16), SEED (1),
 # REPEAT_CORA (20), REPEAT_RMAT (5), BUILD (build), JOBS (build jobs; default
-# ninja's), DATA (where the dumps go; $BUILD/bench-data, ~0.7 GB for scale 20).
-# Peak memory at scale 20 is about 2 GB (Saga) and 2.5 GB (PyTorch).
+# ninja's), DATA (where the dumps go; $BUILD/bench-data, ~0.5 GB for scale 20).
+# Peak memory at scale 20 is about 1.9 GB for either system (the log has it).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -52,7 +52,10 @@ LOG="$RESULTS/forward.log"
 {
   echo "# bench/forward.sh $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "# commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-       "$(git diff --quiet HEAD 2>/dev/null || echo '(with uncommitted changes)')"
+       "$(git diff --quiet HEAD -- . ':!bench/results' 2>/dev/null ||
+          echo '(with uncommitted changes)')"
+  git status --short --untracked-files=no -- . ':!bench/results' 2>/dev/null |
+    sed 's/^/#   /'
   echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(nproc) CPUs," \
        "$(free -g | awk '/Mem:/ {print $2}') GiB; threads $THREADS"
   echo "# load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Test accuracy after the last epoch, mean and standard deviation over seeds
+# 0-9, Planetoid public split: the figures of README's accuracy table.
+# Usage: bench/accuracy.sh [SEEDS]   (default 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seeds=${1:-10}
+make build >/dev/null
+sagac=build/bin/sagac
+mkdir -p bench/results
+csv=bench/results/accuracy.csv
+echo "model,dataset,seed,test_acc,ms_per_epoch" > "$csv"
+
+run() { # name model data extra-args...
+  local name=$1 model=$2 data=$3; shift 3
+  for ((s = 0; s < seeds; s++)); do
+    line=$("$sagac" train "$model" --data "$data" --seed "$s" --quiet "$@" | grep '^final')
+    acc=$(sed -E 's/.*test accuracy ([0-9.]+).*/\1/' <<<"$line")
+    ms=$(sed -E 's/.*\(([0-9.]+) ms\/epoch\).*/\1/' <<<"$line")
+    echo "$name,$(basename "$data"),$s,$acc,$ms" >> "$csv"
+  done
+}
+
+run gcn examples/gcn.saga examples/data/cora --epochs 200 --lr 0.01
+run gcn examples/gcn_citeseer.saga examples/data/citeseer --epochs 200 --lr 0.01
+run graphsage examples/graphsage.saga examples/data/cora --epochs 200 --lr 0.01
+run gin examples/gin.saga examples/data/cora --epochs 200 --lr 0.01
+
+/usr/bin/python3 - "$csv" <<'PY'
+import csv, statistics, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+groups = {}
+for r in rows:
+    groups.setdefault((r["model"], r["dataset"]), []).append(r)
+print(f"{'model':<10} {'dataset':<9} {'seeds':>5} {'test acc (mean ± std)':>22} {'ms/epoch':>9}")
+for (m, d), rs in groups.items():
+    accs = [100 * float(r["test_acc"]) for r in rs]
+    ms = statistics.median(float(r["ms_per_epoch"]) for r in rs)
+    sd = statistics.stdev(accs) if len(accs) > 1 else 0.0
+    print(f"{m:<10} {d:<9} {len(accs):>5} {statistics.mean(accs):>14.2f} ± {sd:<5.2f} {ms:>9.1f}")
+PY
+echo "per-seed results: $csv"
