@@ -19,6 +19,22 @@ def SagaFormPropagation : Pass<"saga-form-propagation", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect"];
 }
 
+def SagaOperatorMotion : Pass<"saga-operator-motion", "mlir::ModuleOp"> {
+  let summary = "move edge work that depends on one end to the vertices";
+  let description = [{
+    NGra's operator motion. In a `saga.propagate` body, any pure computation
+    whose inputs are only the source rows (plus parameters and constants) is
+    the same for every out-edge of a vertex; it moves into an
+    `apply_vertex` over the source values before the propagation, whose
+    results become new source operands. Likewise for the destination side.
+    The moved matmuls then become GEMMs (saga-extract-gemm), the edge body
+    keeps only what truly needs both ends, and parameters leave the edge
+    function (so their gradients are vertex-side gradients). A general
+    dataflow rewrite over the body, not a per-model pattern.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 def SagaStripDropout : Pass<"saga-strip-dropout", "mlir::ModuleOp"> {
   let summary = "remove dropout for inference";
   let description = [{

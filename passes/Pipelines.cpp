@@ -17,6 +17,7 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel,
   if (!training)
     pm.addPass(createSagaStripDropout());
   if (optLevel > 0) {
+    pm.addPass(createSagaOperatorMotion());
     pm.addPass(createSagaExtractGemm());
     pm.addPass(createSagaReorderLinear());
   }
