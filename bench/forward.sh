@@ -80,6 +80,8 @@ run "saga $RMAT" "$BENCH" --graph rmat --scale "$SCALE" \
 run "pytorch $RMAT" "$PYTHON" bench/pytorch_gcn.py "$DATA/$RMAT" \
     --threads "$THREADS" --repeat "$REPEAT_RMAT" --graph rmat
 
+echo "# load average after the runs: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$LOG"
+
 # --- table -------------------------------------------------------------------
 "$PYTHON" - "$LOG" "$RESULTS/forward.csv" "$RMAT" <<'EOF'
 import csv, sys

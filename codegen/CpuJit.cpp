@@ -22,7 +22,10 @@
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
 #include "llvm/Support/TargetSelect.h"
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
+#include <functional>
 
 using namespace mlir;
 using namespace saga;
@@ -39,11 +42,25 @@ void saga::buildKernelToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createReconcileUnrealizedCastsPass());
 }
 
-CpuKernels::~CpuKernels() = default;
+namespace {
+/// Set once the process has started exiting. An ExecutionEngine destroyed
+/// from a static destructor runs the JIT's deinitialisers while libLLVM is
+/// being torn down, which crashes; at that point leaking it is right (the
+/// process is ending anyway).
+std::atomic<bool> exiting{false};
+void markExiting() { exiting = true; }
+} // namespace
+
+CpuKernels::~CpuKernels() {
+  if (exiting)
+    (void)engine.release();
+}
 
 llvm::Expected<std::unique_ptr<CpuKernels>>
 CpuKernels::compile(ModuleOp plan) {
   auto start = std::chrono::steady_clock::now();
+  static bool atExitRegistered = [] { return std::atexit(markExiting) == 0; }();
+  (void)atExitRegistered;
   MLIRContext *ctx = plan.getContext();
   registerBuiltinDialectTranslation(*ctx);
   registerLLVMDialectTranslation(*ctx);
@@ -90,8 +107,11 @@ CpuKernels::compile(ModuleOp plan) {
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
+  // `transformer` is a function_ref: the pipeline must outlive create().
+  std::function<llvm::Error(llvm::Module *)> optimize =
+      makeOptimizingTransformer(3, 0, tm->get());
   ExecutionEngineOptions options;
-  options.transformer = makeOptimizingTransformer(3, 0, tm->get());
+  options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
   auto engine = ExecutionEngine::create(*kernels, options, std::move(*tm));
   if (!engine)
