@@ -371,6 +371,15 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
   }
 
   Block &fwd = op.getBody().front();
+  bool capturesActive = false;
+  fwd.walk([&](Operation *o) {
+    for (Value v : o->getOperands())
+      capturesActive |= v.getParentBlock() != &fwd && active(v);
+  });
+  if (capturesActive)
+    return op.emitOpError()
+           << "gradient of a parameter used inside an edge function is not "
+           << "implemented yet; compute it on the vertex side";
   SmallVector<Value> dsts(op.getDsts());
   dsts.push_back(g);
   unsigned numSrcs = op.getSrcs().size(), numDsts = op.getDsts().size();

@@ -68,12 +68,24 @@ struct Reader {
       uint64_t rank = u64();
       std::vector<int64_t> shape;
       uint64_t elements = 1;
-      for (uint64_t d = 0; d < rank && !failed; ++d) {
-        shape.push_back(int64_t(u64()));
-        elements *= uint64_t(shape.back());
+      bool damaged = rank > 16;
+      for (uint64_t d = 0; d < rank && !failed && !damaged; ++d) {
+        uint64_t dim = u64();
+        // Every element needs 4 bytes of what is left: larger shapes (or
+        // overflowing products) mean a damaged file.
+        if (dim == 0 || dim > data.size() / 4 / elements)
+          damaged = true;
+        else
+          elements *= dim;
+        shape.push_back(int64_t(dim));
       }
-      if (failed || elements * 4 > data.size()) {
-        take(nullptr, data.size() + 1);
+      if (failed)
+        break;
+      if (damaged || elements * 4 > data.size()) {
+        error = llvm::createStringError(
+            path + ": damaged checkpoint (tensor '" + name + "' has an "
+            "impossible shape)");
+        failed = true;
         break;
       }
       Tensor t = Tensor::uninitialized(shape);

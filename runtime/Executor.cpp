@@ -264,7 +264,7 @@ llvm::Error Run::scalarOp(Operation *op) {
     scalar(s / 2);
     return llvm::Error::success();
   }
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op))
+  if (isa<AddOp, SubOp, MulOp, DivOp, NegOp>(op))
     return elementwise(op);
   if (isa<SumRowsOp, LinearGradInputOp, LinearGradWeightOp,
           CrossEntropyGradOp>(op))
@@ -276,6 +276,13 @@ llvm::Error Run::scalarOp(Operation *op) {
 // Model-level arithmetic on whole tensors: equal shapes, or a scalar with a
 // tensor (losses, weight decay and their gradients).
 llvm::Error Run::elementwise(Operation *op) {
+  if (isa<NegOp>(op)) {
+    const Tensor *a = lookup(op->getOperand(0));
+    Tensor *r = allocate(op->getResult(0));
+    for (int64_t i = 0; i < r->numElements(); ++i)
+      r->f32()[i] = -a->f32()[i];
+    return llvm::Error::success();
+  }
   const Tensor *a = lookup(op->getOperand(0)), *b = lookup(op->getOperand(1));
   Tensor *r = allocate(op->getResult(0));
   int64_t n = r->numElements();
@@ -437,14 +444,18 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       values.erase(r.getValue());
     } else if (auto ret = dyn_cast<ReturnOp>(op)) {
       std::vector<Tensor> results;
+      llvm::DenseMap<Value, size_t> first; // a value returned twice is copied
       for (Value v : ret.getOperands()) {
         auto it = owned.find(v);
-        if (it != owned.end())
+        if (auto seen = first.find(v); seen != first.end())
+          results.push_back(results[seen->second]);
+        else if (it != owned.end())
           results.push_back(std::move(*it->second));
         else if (const Tensor *t = lookup(v))
           results.push_back(*t); // an input or parameter returned as is
         else
           return errorAt(ret, "result has no value");
+        first.try_emplace(v, results.size() - 1);
       }
       return results;
     } else if (llvm::Error e = scalarOp(&op)) {

@@ -36,7 +36,7 @@ struct Cursor {
     }
     if (newLine)
       *newLine = sawNewLine;
-    size_t end = text.find_first_of(" \t\r\n#");
+    size_t end = text.find_first_of(" \t\r\n"); // '#' inside a name is part of it
     llvm::StringRef tok = text.take_front(end);
     text = text.drop_front(tok.size());
     return tok;

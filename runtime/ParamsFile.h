@@ -2,7 +2,7 @@
 //
 // A readable, diffable format for parameter values:
 //
-//   # comment
+//   # comment (a '#' that starts a token; names such as GCNConv#0.W keep theirs)
 //   GCNConv#0.W 1433 16        <- name, then the shape
 //   0.25 -0.5 ...              <- exactly 1433 * 16 numbers, any layout
 //

@@ -5,6 +5,7 @@
 #include "runtime/Checkpoint.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -145,15 +146,30 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
     first = unsigned(ckpt->epoch) + 1;
   }
 
+  // The log holds exactly the checkpointed epochs: a resumed run keeps the
+  // lines up to the checkpoint's epoch and continues after them.
+  std::string kept;
+  if (options.resume && !options.logPath.empty())
+    if (auto old = llvm::MemoryBuffer::getFile(options.logPath)) {
+      llvm::SmallVector<llvm::StringRef> lines;
+      (*old)->getBuffer().split(lines, '\n', -1, /*KeepEmpty=*/false);
+      for (llvm::StringRef line : lines) {
+        unsigned epoch = 0;
+        llvm::StringRef rest = line;
+        if (rest.consume_front("{\"epoch\": ") &&
+            !rest.consumeInteger(10, epoch) && epoch < first)
+          kept += line.str() + "\n";
+      }
+    }
   std::unique_ptr<llvm::raw_fd_ostream> log;
   if (!options.logPath.empty()) {
     std::error_code ec;
-    log = std::make_unique<llvm::raw_fd_ostream>(
-        options.logPath, ec,
-        options.resume ? llvm::sys::fs::OF_Append : llvm::sys::fs::OF_None);
+    log = std::make_unique<llvm::raw_fd_ostream>(options.logPath, ec);
     if (ec)
       return llvm::createStringError("cannot write " + options.logPath + ": " +
                                      ec.message());
+    *log << kept;
+    log->flush();
   }
 
   TrainResult result;
@@ -186,18 +202,21 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
           std::to_string(epoch) + "; lower the learning rate");
     result.history.push_back(s);
     result.final = s;
-    if (log)
+    // Checkpoint first: every logged epoch is then in the checkpoint.
+    if (!options.checkpointPath.empty())
+      if (llvm::Error e = saveCheckpoint(options.checkpointPath,
+                                         optimizer.save(epoch)))
+        return std::move(e);
+    if (log) {
       *log << llvm::format("{\"epoch\": %u, \"loss\": %.6f, \"train_acc\": "
                            "%.4f, \"val_acc\": %.4f, \"test_acc\": %.4f, "
                            "\"seconds\": %.4f}\n",
                            s.epoch, s.loss, s.trainAcc, s.valAcc, s.testAcc,
                            s.seconds);
+      log->flush();
+    }
     if (progress)
       progress(s);
-    if (!options.checkpointPath.empty())
-      if (llvm::Error e = saveCheckpoint(options.checkpointPath,
-                                         optimizer.save(epoch)))
-        return std::move(e);
     if (s.valAcc > bestVal) {
       bestVal = s.valAcc;
       sinceBest = 0;
