@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-10}
-make build >/dev/null
+[ -n "${SAGA_NO_BUILD:-}" ] || make build >/dev/null
 sagac=build/bin/sagac
 mkdir -p bench/results
 csv=bench/results/accuracy.csv

@@ -107,6 +107,8 @@ private:
   llvm::Error bindInput(ModelOp model, BlockArgument arg);
   llvm::Error launch(LaunchOp op);
   llvm::Error linear(LinearOp op);
+  void rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
+               bool transposeWeight);
   llvm::Error scalarOp(Operation *op);
   double crossEntropy(const Tensor &logits, const Tensor &labels);
 
@@ -196,14 +198,21 @@ llvm::Error Run::linear(LinearOp op) {
   if (!x || !w)
     return errorAt(op, "operand has no value");
   Tensor *y = allocate(op.getResult());
-  int64_t k = x->rowSize(), n = y->rowSize();
+  rowGemm(*x, *w, *y, /*transposeWeight=*/false);
+  return llvm::Error::success();
+}
+
+// y[v] = x[v] @ W (or W^T) for every vertex, one BLAS call per row block.
+void Run::rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
+                  bool transposeWeight) {
+  int64_t k = x.rowSize(), n = y.rowSize();
   ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t task) {
     int64_t begin = mapBlocks[task], rows = mapBlocks[task + 1] - begin;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, k, 1.0f,
-                x->f32() + begin * k, k, w->f32(), n, 0.0f,
-                y->f32() + begin * n, n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans,
+                transposeWeight ? CblasTrans : CblasNoTrans, rows, n, k, 1.0f,
+                x.f32() + begin * k, k, w.f32(), transposeWeight ? k : n, 0.0f,
+                y.f32() + begin * n, n);
   });
-  return llvm::Error::success();
 }
 
 double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
@@ -329,13 +338,7 @@ llvm::Error Run::gradients(Operation *op) {
     // dx[v] = dy[v] @ W^T
     const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());
     Tensor *dx = allocate(lg.getResult());
-    int64_t k = dx->rowSize(), n = dy->rowSize();
-    ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t t) {
-      int64_t begin = mapBlocks[t], rows = mapBlocks[t + 1] - begin;
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, k, n, 1.0f,
-                  dy->f32() + begin * n, n, w->f32(), n, 0.0f,
-                  dx->f32() + begin * k, k);
-    });
+    rowGemm(*dy, *w, *dx, /*transposeWeight=*/true);
     return llvm::Error::success();
   }
   if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {

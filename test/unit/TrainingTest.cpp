@@ -20,7 +20,6 @@
 // 3. Checkpoints: `sagac train` killed with SIGKILL mid-run and resumed ends
 //    with the same parameters, bit for bit, as an uninterrupted run; damaged
 //    checkpoint files are errors with a message.
-// Known bugs found while writing these are at the end, disabled.
 //
 //===----------------------------------------------------------------------===//
 
@@ -729,7 +728,7 @@ model M {
     // Model-level arithmetic on vertex values, a value used twice, a layer
     // without a gather, dropout at rate 0, weight decay, and a loss with
     // + - * / (subtracting or dividing by a term that depends on a
-    // parameter: KnownBugs.DISABLED_LossSubtractingAParameterTerm).
+    // parameter: GradientCheckCornerCases.LossSubtractingAParameterTerm).
     c.push_back({"loss_arithmetic", R"(
 graph {
   vertex x: f32[4];
@@ -850,6 +849,67 @@ TEST(GradientCheckMasks, EmptyAndRepeatedMasks) {
                      *m, repeated, "gcn_small, repeated mask")));
 }
 
+// Two parameters the loss never reads, of one shape, get the same zero
+// gradient value after CSE and the plan returns that value twice: each
+// gradient must come back with its own storage and shape (the executor used
+// to move the one tensor into the first result and leave the second empty).
+TEST(GradientCheckCornerCases, TwoUnusedParametersOfOneShape) {
+  auto m = tinyModel(R"(
+graph { vertex x: f32[4]; vertex label: class[3]; }
+layer L(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  param b: f32[out] = zeros;
+  param c: f32[out] = zeros;
+  apply_vertex(v, a) { return v.h @ W; }
+}
+model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
+)",
+                     "two_unused");
+  ASSERT_TRUE(m);
+  auto step = m->trainStep({}, 0);
+  ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+  ASSERT_EQ(step->gradients.size(), 3u);
+  for (const auto &[name, grad] : step->gradients) {
+    EXPECT_NE(grad.f32(), nullptr) << name;
+    EXPECT_EQ(grad.shape(), m->param(name)->shape()) << name;
+  }
+  expectGradientsMatch(*m, ForwardOptions{}, "two unused parameters");
+}
+
+// The adjoint of `a - b` (and of a divisor) negates the gradient: a loss that
+// subtracts or divides by a term depending on a parameter needs the
+// model-level saga.neg in the CPU runtime.
+TEST(GradientCheckCornerCases, LossSubtractingAParameterTerm) {
+  auto m = tinyModel(R"(
+graph { vertex x: f32[4]; vertex label: class[3]; }
+layer L(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_vertex(v, a) { return (v.h + a) @ W; }
+}
+model M {
+  out = L(4, 3)(x);
+  loss = cross_entropy(out, label) - 0.01 * l2(L#0.W);
+}
+)",
+                     "loss_minus");
+  ASSERT_TRUE(m);
+  expectGradientsMatch(*m, ForwardOptions{}, "loss = ce - 0.01 * l2(W)");
+  auto divided = tinyModel(R"(
+graph { vertex x: f32[4]; vertex label: class[3]; }
+layer L(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_vertex(v, a) { return (v.h + a) @ W; }
+}
+model M {
+  out = L(4, 3)(x);
+  loss = cross_entropy(out, label) / (1 + l2(L#0.W));
+}
+)",
+                           "loss_divided");
+  ASSERT_TRUE(divided);
+  expectGradientsMatch(*divided, ForwardOptions{}, "loss = ce / (1 + l2(W))");
+}
+
 // With dropout, trainStep's loss under one seed is a fixed function of the
 // parameters: its gradient must match differences of that loss, so the
 // backward pass uses the forward's masks.
@@ -954,8 +1014,8 @@ TEST(TrainingNotImplemented, GgcnAtO0) {
 }
 
 // A parameter applied to a value of both ends of an edge cannot move. (The
-// layer's input is computed from a parameter: see
-// KnownBugs.DISABLED_EdgeParameterOnAGraphInput for a graph input.)
+// layer's input is computed from a parameter; EdgeParameterOnAGraphInput
+// below has a graph input.)
 TEST(TrainingNotImplemented, ParameterOnBothEndsOfAnEdge) {
   std::string m = trainingCompileError(R"(
 graph { vertex x: f32[4]; vertex label: class[3]; }
@@ -972,6 +1032,25 @@ model M { out = L(4, 3)(P(4)(x)); loss = cross_entropy(out, label); }
 )",
                                        "edge.saga");
   expectContains(m, "edge.saga:10:3: error: 'saga.propagate' " +
+                        std::string(kEdgeParamError));
+}
+
+// The same with the layer reading a graph input: no backward propagation is
+// built for it (nothing upstream depends on a parameter), and still W's
+// gradient is reported as not implemented (it used to compile, with a zero
+// gradient for W).
+TEST(TrainingNotImplemented, EdgeParameterOnAGraphInput) {
+  std::string m = trainingCompileError(R"(
+graph { vertex x: f32[4]; vertex label: class[3]; }
+layer L(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_edge(e) { return (e.src.h - e.dst.h) @ W; }
+  gather(sum);
+}
+model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
+)",
+                                       "edge.saga");
+  expectContains(m, "edge.saga:6:3: error: 'saga.propagate' " +
                         std::string(kEdgeParamError));
 }
 
@@ -1640,116 +1719,11 @@ TEST(TrainingCheckpoint, CorruptCheckpointsAtTheCommandLine) {
   expectContains(good.output, "epoch    2/3");
 }
 
-//===----------------------------------------------------------------------===//
-// Known bugs, disabled until fixed (run them with
-// --gtest_also_run_disabled_tests)
-//===----------------------------------------------------------------------===//
-
-// BUG (disabled until fixed): two parameters the loss never reads, of one
-// shape, get the same zero gradient value after CSE; the plan returns that
-// value twice and the executor moves its tensor into the first result
-// (runtime/Executor.cpp, ReturnOp: `results.push_back(std::move(...))`), so
-// the second gradient comes back empty: shape [] and no storage. Training
-// such a model (`sagac train` included) crashes in the optimiser step.
-TEST(KnownBugs, DISABLED_TwoUnusedParametersOfOneShape) {
-  auto m = tinyModel(R"(
-graph { vertex x: f32[4]; vertex label: class[3]; }
-layer L(in: int, out: int) {
-  param W: f32[in, out] = glorot;
-  param b: f32[out] = zeros;
-  param c: f32[out] = zeros;
-  apply_vertex(v, a) { return v.h @ W; }
-}
-model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
-)",
-                     "two_unused");
-  ASSERT_TRUE(m);
-  auto step = m->trainStep({}, 0);
-  ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
-  ASSERT_EQ(step->gradients.size(), 3u);
-  for (const auto &[name, grad] : step->gradients) {
-    EXPECT_NE(grad.f32(), nullptr) << name;
-    EXPECT_EQ(grad.shape(), m->param(name)->shape()) << name;
-  }
-  expectGradientsMatch(*m, ForwardOptions{}, "two unused parameters");
-}
-
-// BUG (disabled until fixed): the CPU runtime has no model-level saga.neg.
-// The adjoint of `a - b` negates the gradient for b, so a loss that
-// subtracts a term depending on a parameter fails in trainStep ("'saga.neg'
-// cannot be executed by the CPU runtime"), and so does one divided by such
-// a term (the adjoint of the divisor negates too); `loss = ... + -(x)`
-// fails in forward() already.
-TEST(KnownBugs, DISABLED_LossSubtractingAParameterTerm) {
-  auto m = tinyModel(R"(
-graph { vertex x: f32[4]; vertex label: class[3]; }
-layer L(in: int, out: int) {
-  param W: f32[in, out] = glorot;
-  apply_vertex(v, a) { return (v.h + a) @ W; }
-}
-model M {
-  out = L(4, 3)(x);
-  loss = cross_entropy(out, label) - 0.01 * l2(L#0.W);
-}
-)",
-                     "loss_minus");
-  ASSERT_TRUE(m);
-  expectGradientsMatch(*m, ForwardOptions{}, "loss = ce - 0.01 * l2(W)");
-  auto divided = tinyModel(R"(
-graph { vertex x: f32[4]; vertex label: class[3]; }
-layer L(in: int, out: int) {
-  param W: f32[in, out] = glorot;
-  apply_vertex(v, a) { return (v.h + a) @ W; }
-}
-model M {
-  out = L(4, 3)(x);
-  loss = cross_entropy(out, label) / (1 + l2(L#0.W));
-}
-)",
-                           "loss_divided");
-  ASSERT_TRUE(divided);
-  expectGradientsMatch(*divided, ForwardOptions{}, "loss = ce / (1 + l2(W))");
-}
-
-// BUG (disabled until fixed): a parameter used in an edge function is
-// meant to be an error ("not implemented yet"), but ModelDiff::propagate
-// checks for it only while building the backward propagation of an active
-// src/dst operand. When the layer reads a graph input (nothing upstream
-// depends on a parameter) no backward propagation is built, the check never
-// runs, and the model compiles for training with a zero gradient for W.
-TEST(KnownBugs, DISABLED_EdgeParameterOnAGraphInput) {
-  // Either fix passes: the error, or a correct gradient.
-  const char *source = R"(
-graph { vertex x: f32[4]; vertex label: class[3]; }
-layer L(in: int, out: int) {
-  param W: f32[in, out] = glorot;
-  apply_edge(e) { return (e.src.h - e.dst.h) @ W; }
-  gather(sum);
-}
-model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
-)";
-  CompileOptions co;
-  co.training = true;
-  auto model = Model::compileSource(source, "edge.saga", co);
-  if (!model) {
-    expectContains(llvm::toString(model.takeError()),
-                   "edge.saga:6:3: error: 'saga.propagate' " +
-                       std::string(kEdgeParamError));
-    return;
-  }
-  ASSERT_EQ(errorText(bindRandom(**model, graphFor("tiny", false), 3,
-                                 "edge_on_input")),
-            "");
-  expectGradientsMatch(**model, ForwardOptions{},
-                       "(e.src.h - e.dst.h) @ W on x");
-}
-
-// BUG (disabled until fixed): loadParamsFile takes '#' anywhere as the
-// start of a comment, also inside a parameter name, so the files
-// saveParamsFile writes (`sagac train --save-params`; every layer parameter
-// is named Layer#k.name) cannot be read back (`sagac run --params`): for
-// "GCNConv#0.W 1433 16" it reads a scalar named "GCNConv", then fails.
-TEST(KnownBugs, DISABLED_ParamsFileRoundTrip) {
+// saveParamsFile names every layer parameter Layer#k.name; loadParamsFile
+// reads those names back ('#' starts a comment only at the start of a
+// token), so `sagac train --save-params` output works with `sagac run
+// --params`.
+TEST(TrainingCheckpoint, ParamsFileRoundTrip) {
   TempDir dir("params");
   Tensor w({2, 3}), b({3});
   for (int i = 0; i < 6; ++i)
@@ -1766,15 +1740,11 @@ TEST(KnownBugs, DISABLED_ParamsFileRoundTrip) {
   EXPECT_TRUE(std::memcmp((*back)[0].second.f32(), w.f32(), 24) == 0);
 }
 
-// BUG (disabled until fixed): loadCheckpoint checks a tensor's size
-// against the bytes left as `elements * 4` in uint64 arithmetic, which
-// wraps: a dimension with its sign bit set (one flipped bit) or dimensions
-// whose product overflows pass the check, and Tensor's constructor then
-// aborts the process ("LLVM ERROR: saga::Tensor: negative dimension in
-// shape", "element count overflows int64"); `sagac train --resume` crashes
-// instead of reporting a damaged checkpoint. Run in a child process here.
-TEST(KnownBugs, DISABLED_DamagedDimensionsInACheckpoint) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+// A dimension with its sign bit set (one flipped bit), or dimensions whose
+// product overflows, are a damaged checkpoint with a message (the size check
+// used to wrap in uint64 arithmetic and Tensor's constructor then aborted the
+// process).
+TEST(TrainingCheckpoint, DamagedDimensionsInACheckpoint) {
   TempDir dir("dims");
   std::string bytes = smallCheckpointBytes(dir);
   auto setU64 = [](std::string s, size_t at, uint64_t v) {
@@ -1785,26 +1755,26 @@ TEST(KnownBugs, DISABLED_DamagedDimensionsInACheckpoint) {
   std::string signBit = setU64(bytes, 61, 2 | (uint64_t(1) << 63));
   std::string overflow =
       setU64(setU64(bytes, 61, uint64_t(1) << 32), 69, uint64_t(1) << 32);
-  for (const std::string &damaged : {signBit, overflow}) {
-    writeFile(dir / "bad.ckpt", damaged);
-    std::string path = dir / "bad.ckpt";
-    EXPECT_EXIT(
-        {
-          auto c = loadCheckpoint(path);
-          std::exit(c ? 2 : 0);
-        },
-        testing::ExitedWithCode(0), "")
-        << "loadCheckpoint must return an error, not load or crash";
+  std::string path = dir / "bad.ckpt";
+  for (const auto &[what, damaged] :
+       {std::pair<const char *, std::string>{"sign bit", signBit},
+        {"overflow", overflow}}) {
+    writeFile(path, damaged);
+    auto c = loadCheckpoint(path);
+    ASSERT_FALSE(bool(c)) << what << ": a checkpoint with impossible "
+                                     "dimensions loaded";
+    expectContains(llvm::toString(c.takeError()),
+                   path + ": damaged checkpoint (tensor 'L#0.W' has an "
+                          "impossible shape)",
+                   what);
   }
 }
 
-// BUG (disabled until fixed): the JSON-lines log is an llvm::raw_fd_ostream
-// that is not flushed after each epoch, so a run killed after 10 epochs
-// leaves it empty (its ~1 KB is still in the stream's buffer), and
-// `--resume` appends from the checkpoint's epoch on: the log of a killed and
-// resumed run lacks the first epochs. (Flushing alone is not enough: an
-// epoch logged after the last checkpoint would then be logged twice.)
-TEST(KnownBugs, DISABLED_LogOfAKilledAndResumedRun) {
+// The JSON-lines log of a killed and resumed run has exactly one line per
+// epoch, 1 to 30: it is flushed each epoch, the checkpoint is written before
+// an epoch's log line, and --resume keeps the lines of the epochs up to the
+// checkpoint's and drops later ones.
+TEST(TrainingCheckpoint, LogOfAKilledAndResumedRun) {
   TempDir dir("log");
   std::vector<std::string> args =
       trainArgs(dir / "run.ckpt", dir / "run.params", 30);

@@ -183,14 +183,7 @@ int main(int argc, char **argv) {
     return saga::runTrain(options);
   }
   if (runCommand) {
-    saga::RunOptions options;
-    options.model = inputFile;
-    options.data = dataDir;
-    options.params = paramsFile;
-    options.threads = std::max(1u, unsigned(threads));
-    options.optLevel = optLevel;
-    options.rowNormalize = !noNormalize;
-    options.seed = seed;
+    saga::RunOptions options = runOptions();
     options.profile = profile;
     options.repeat = std::max(1u, unsigned(repeat));
     return saga::runForward(options);
