@@ -2,6 +2,7 @@
 
 #include "Commands.h"
 
+#include "runtime/Device.h"
 #include "runtime/Loaders.h"
 #include "runtime/Model.h"
 #include "runtime/ParamsFile.h"
@@ -116,9 +117,8 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
       }
   }
   m.initParams(options.seed);
-  llvm::outs() << "device: CPU, " << options.threads << " thread"
-               << (options.threads == 1 ? "" : "s")
-               << " (this build has no GPU backend)\n";
+  llvm::outs() << "device: " << describeExecutionDevice(options.threads)
+               << "\n";
   return session;
 }
 } // namespace
