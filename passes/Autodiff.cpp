@@ -351,10 +351,11 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
     return success();
   Location loc = op.getLoc();
   GatherKind kind = op.getKind();
-  if (kind != GatherKind::sum && kind != GatherKind::mean)
+  if (kind != GatherKind::sum && kind != GatherKind::mean &&
+      kind != GatherKind::softmax_sum)
     return op.emitOpError() << "gradient of the " << stringifyGatherKind(kind)
                             << " gather is not implemented yet; train with "
-                            << "sum or mean gathers";
+                            << "sum, mean or softmax_sum gathers";
   auto gType = cast<VertexType>(g.getType());
   if (kind == GatherKind::mean) {
     // Each in-edge of v carried 1/deg(v) of v's gradient.
@@ -380,51 +381,124 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
     return op.emitOpError()
            << "gradient of a parameter used inside an edge function is not "
            << "implemented yet; compute it on the vertex side";
-  SmallVector<Value> dsts(op.getDsts());
-  dsts.push_back(g);
   unsigned numSrcs = op.getSrcs().size(), numDsts = op.getDsts().size();
+  auto fwdYield = cast<YieldOp>(fwd.getTerminator());
+
+  // A propagation over the forward operands plus `extra` values read at the
+  // edge's destination (after the forward dsts), whose body re-evaluates the
+  // forward body and then yields what `finish` computes from it.
+  using Finish = function_ref<FailureOr<Value>(
+      OpBuilder &, IRMapping &, ArrayRef<Value>, ArrayRef<Operation *>)>;
+  auto derived = [&](GatherKind k, Type resultType, ArrayRef<Value> extra,
+                     bool reversed, Finish finish) -> FailureOr<Value> {
+    SmallVector<Value> dsts(op.getDsts());
+    llvm::append_range(dsts, extra);
+    auto prop = PropagateOp::create(b, loc, resultType, k, op.getSrcs(), dsts,
+                                    op.getEdges(), reversed);
+    Block *body = new Block();
+    prop.getBody().push_back(body);
+    IRMapping map;
+    SmallVector<Value> extraArgs;
+    for (auto [i, arg] : llvm::enumerate(fwd.getArguments())) {
+      if (i == numSrcs + numDsts)
+        for (Value e : extra)
+          extraArgs.push_back(body->addArgument(
+              cast<DomainType>(e.getType()).getElementTensorType(), loc));
+      map.map(arg, body->addArgument(arg.getType(), loc));
+    }
+    if (extraArgs.size() != extra.size())
+      for (Value e : extra)
+        extraArgs.push_back(body->addArgument(
+            cast<DomainType>(e.getType()).getElementTensorType(), loc));
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    SmallVector<Operation *> cloned;
+    for (Operation &o : fwd.without_terminator())
+      cloned.push_back(inner.clone(o, map));
+    FailureOr<Value> yielded = finish(inner, map, extraArgs, cloned);
+    if (failed(yielded))
+      return failure();
+    YieldOp::create(inner, loc, ValueRange{*yielded});
+    return prop.getResult();
+  };
+
+  // Upstream values each backward body reads at the destination: the
+  // gradient, and for softmax_sum the forward output and the softmax's
+  // per-vertex maximum score and sum of exponentials (recomputed by two
+  // propagations rather than stored).
+  SmallVector<Value> extras{g};
+  bool softmax = kind == GatherKind::softmax_sum;
+  RankedTensorType scoreType, msgType = gType.getElementTensorType();
+  if (softmax) {
+    scoreType = tensorType(fwdYield.getOperand(1));
+    auto scoreVertex = VertexType::get(b.getContext(), scoreType.getShape(),
+                                       scoreType.getElementType());
+    auto maxScore = derived(
+        GatherKind::max, scoreVertex, {}, false,
+        [&](OpBuilder &, IRMapping &map, ArrayRef<Value>,
+            ArrayRef<Operation *>) -> FailureOr<Value> {
+          return map.lookupOrDefault(fwdYield.getOperand(1));
+        });
+    if (failed(maxScore))
+      return failure();
+    auto expSum = derived(
+        GatherKind::sum, scoreVertex, {*maxScore}, false,
+        [&](OpBuilder &inner, IRMapping &map, ArrayRef<Value> extra,
+            ArrayRef<Operation *>) -> FailureOr<Value> {
+          GradBuilder gb(inner, loc);
+          Value d = gb.sub(map.lookupOrDefault(fwdYield.getOperand(1)),
+                           extra[0]);
+          return Value(ExpOp::create(inner, loc, d.getType(), d));
+        });
+    if (failed(expSum))
+      return failure();
+    extras = {g, op.getResult(), *maxScore, *expSum};
+  }
+
   // One backward propagation per differentiable src or dst operand.
   auto backward = [&](unsigned argIndex, bool reversed) -> LogicalResult {
     Value target = op->getOperand(argIndex);
     auto targetType = cast<VertexType>(target.getType());
     if (!active(target) || !isa<FloatType>(targetType.getElementType()))
       return success();
-    auto back = PropagateOp::create(b, loc, targetType, GatherKind::sum,
-                                    op.getSrcs(), dsts, op.getEdges(),
-                                    reversed);
-    Block *body = new Block();
-    back.getBody().push_back(body);
-    // Arguments: srcs, dsts, the upstream gradient (read at the edge's
-    // destination), edges.
-    IRMapping map;
-    Value seed;
-    for (auto [i, arg] : llvm::enumerate(fwd.getArguments())) {
-      if (i == numSrcs + numDsts)
-        seed = body->addArgument(gType.getElementTensorType(), loc);
-      map.map(arg, body->addArgument(arg.getType(), loc));
-    }
-    if (!seed)
-      seed = body->addArgument(gType.getElementTensorType(), loc);
-    OpBuilder inner = OpBuilder::atBlockEnd(body);
-    SmallVector<Operation *> cloned;
-    for (Operation &o : fwd.without_terminator())
-      cloned.push_back(inner.clone(o, map));
-    DenseMap<Value, Value> local;
-    local[map.lookupOrDefault(fwd.getTerminator()->getOperand(0))] = seed;
-    if (failed(vjp(cloned, inner, local)))
+    auto result = derived(
+        GatherKind::sum, targetType, extras, reversed,
+        [&](OpBuilder &inner, IRMapping &map, ArrayRef<Value> extra,
+            ArrayRef<Operation *> cloned) -> FailureOr<Value> {
+          GradBuilder gb(inner, loc);
+          DenseMap<Value, Value> local;
+          Value msg = map.lookupOrDefault(fwdYield.getOperand(0));
+          if (!softmax) {
+            local[msg] = extra[0];
+          } else {
+            // alpha = softmax weight of this edge, per head; then
+            // d msg = alpha * g and d score = alpha * <g, msg - out>.
+            Value score = map.lookupOrDefault(fwdYield.getOperand(1));
+            Value alpha = gb.div(
+                ExpOp::create(inner, loc, scoreType, gb.sub(score, extra[2])),
+                extra[3]);
+            SmallVector<int64_t> expanded(scoreType.getShape());
+            expanded.resize(msgType.getRank(), 1);
+            Value alphaB = gb.reshape(alpha, expanded);
+            local[msg] = gb.mul(alphaB, extra[0]);
+            Value dot = gb.mul(extra[0], gb.sub(msg, extra[1]));
+            while (tensorType(dot).getRank() > scoreType.getRank())
+              dot = gb.reduceSum(dot, tensorType(dot).getRank() - 1);
+            Value dScore = gb.mul(alpha, dot);
+            auto it = local.find(score);
+            Value seed = it == local.end() ? dScore : gb.add(it->second, dScore);
+            local[score] = seed;
+          }
+          if (failed(vjp(cloned, inner, local)))
+            return failure();
+          Value grad = local.lookup(map.lookup(fwd.getArgument(argIndex)));
+          if (!grad)
+            grad = gb.constant(targetType.getElementTensorType().getShape(),
+                               0.0);
+          return grad;
+        });
+    if (failed(result))
       return failure();
-    for (Operation *c : cloned)
-      for (Value v : c->getOperands())
-        if (v.getParentBlock() != body && local.lookup(v) && active(v))
-          return op.emitOpError()
-                 << "gradient of a parameter used inside an edge function is "
-                 << "not implemented yet; compute it on the vertex side";
-    Value result = local.lookup(map.lookup(fwd.getArgument(argIndex)));
-    if (!result)
-      result = GradBuilder(inner, loc).constant(
-          targetType.getElementTensorType().getShape(), 0.0);
-    YieldOp::create(inner, loc, result);
-    accumulate(target, back.getResult(), loc);
+    accumulate(target, *result, loc);
     return success();
   };
   for (unsigned i = 0; i < numSrcs; ++i)

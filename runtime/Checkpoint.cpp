@@ -6,6 +6,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
@@ -65,15 +66,17 @@ struct Reader {
       }
       std::string name = data.take_front(len).str();
       data = data.drop_front(len);
+      // Shapes no parameter has (a rank past 64, a dimension past 2^32, more
+      // than 2^40 elements) mean a damaged file; a plausible shape whose
+      // values are cut short means a truncated one.
       uint64_t rank = u64();
       std::vector<int64_t> shape;
       uint64_t elements = 1;
-      bool damaged = rank > 16;
+      bool damaged = rank > 64;
       for (uint64_t d = 0; d < rank && !failed && !damaged; ++d) {
         uint64_t dim = u64();
-        // Every element needs 4 bytes of what is left: larger shapes (or
-        // overflowing products) mean a damaged file.
-        if (dim == 0 || dim > data.size() / 4 / elements)
+        if (dim > (uint64_t(1) << 32) ||
+            (dim && elements > (uint64_t(1) << 40) / dim))
           damaged = true;
         else
           elements *= dim;
@@ -81,11 +84,15 @@ struct Reader {
       }
       if (failed)
         break;
-      if (damaged || elements * 4 > data.size()) {
+      if (damaged) {
         error = llvm::createStringError(
             path + ": damaged checkpoint (tensor '" + name + "' has an "
             "impossible shape)");
         failed = true;
+        break;
+      }
+      if (elements > data.size() / 4) { // the values are not all there
+        take(nullptr, data.size() + 1);
         break;
       }
       Tensor t = Tensor::uninitialized(shape);

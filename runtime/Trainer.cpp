@@ -202,11 +202,8 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
           std::to_string(epoch) + "; lower the learning rate");
     result.history.push_back(s);
     result.final = s;
-    // Checkpoint first: every logged epoch is then in the checkpoint.
-    if (!options.checkpointPath.empty())
-      if (llvm::Error e = saveCheckpoint(options.checkpointPath,
-                                         optimizer.save(epoch)))
-        return std::move(e);
+    // Log, then checkpoint: a run killed in between resumes from the
+    // previous checkpoint, which drops this epoch's line and redoes it.
     if (log) {
       *log << llvm::format("{\"epoch\": %u, \"loss\": %.6f, \"train_acc\": "
                            "%.4f, \"val_acc\": %.4f, \"test_acc\": %.4f, "
@@ -215,6 +212,10 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
                            s.seconds);
       log->flush();
     }
+    if (!options.checkpointPath.empty())
+      if (llvm::Error e = saveCheckpoint(options.checkpointPath,
+                                         optimizer.save(epoch)))
+        return std::move(e);
     if (progress)
       progress(s);
     if (s.valAcc > bestVal) {

@@ -937,7 +937,7 @@ TEST(GradientCheckDropout, ReducedExamplesWithDropout) {
 // written) on the tiny graph, 24 elements of each parameter.
 TEST(GradientCheckDropout, ExampleFiles) {
   for (const char *file :
-       {"gcn.saga", "graphsage.saga", "gin.saga", "ggcn.saga"}) {
+       {"gcn.saga", "graphsage.saga", "gin.saga", "ggcn.saga", "gat.saga"}) {
     CompileOptions co;
     co.training = true;
     auto model =
@@ -976,23 +976,14 @@ std::string trainingCompileError(const std::string &source,
   return model ? "" : llvm::toString(model.takeError());
 }
 
-TEST(TrainingNotImplemented, GatSoftmaxGather) {
-  std::string path = SAGA_EXAMPLES_DIR "/gat.saga";
-  std::string m = trainingCompileError(readFile(path), path);
-  expectContains(m, "compiling the training plan failed");
-  expectContains(m, "gat.saga:27:3: error: 'saga.propagate' op gradient of "
-                    "the softmax_sum gather is not implemented yet; train "
-                    "with sum or mean gathers");
-}
-
-TEST(TrainingNotImplemented, GatViaCompileFile) {
+// GAT's softmax_sum gather has a compiled gradient (checked against finite
+// differences in GradientCheckDropout.ExampleFiles); compileFile builds its
+// training plan.
+TEST(TrainingSoftmax, GatCompilesForTraining) {
   CompileOptions co;
   co.training = true;
   auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gat.saga", co);
-  ASSERT_FALSE(bool(model)) << "gat.saga compiled for training";
-  expectContains(llvm::toString(model.takeError()),
-                 "gat.saga:27:3: error: 'saga.propagate' op gradient of the "
-                 "softmax_sum gather is not implemented yet");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
 }
 
 // G-GCN trains at -O2, where operator motion moves its edge matmuls to the
@@ -1615,6 +1606,15 @@ TEST(TrainingCheckpoint, RoundTrip) {
   EXPECT_FALSE(std::filesystem::exists(dir / "small.ckpt.tmp"));
 }
 
+/// A file cut short mid-tensor reads as a shape larger than the bytes left:
+/// "truncated checkpoint" or "damaged checkpoint (... impossible shape)".
+void expectTruncatedOrDamaged(const std::string &message,
+                              const std::string &what) {
+  EXPECT_TRUE(message.find("truncated checkpoint") != std::string::npos ||
+              message.find("damaged checkpoint") != std::string::npos)
+      << what << ": " << message;
+}
+
 TEST(TrainingCheckpoint, TruncatedAtEveryLength) {
   TempDir dir("truncated");
   std::string bytes = smallCheckpointBytes(dir);
@@ -1626,8 +1626,10 @@ TEST(TrainingCheckpoint, TruncatedAtEveryLength) {
                           << bytes.size() << " bytes loaded";
     std::string m = llvm::toString(c.takeError());
     expectContains(m, dir / "cut.ckpt", std::to_string(n) + " bytes");
-    expectContains(m, n < 8 ? "not a Saga checkpoint" : "truncated checkpoint",
-                   std::to_string(n) + " bytes");
+    if (n < 8)
+      expectContains(m, "not a Saga checkpoint", std::to_string(n) + " bytes");
+    else
+      expectTruncatedOrDamaged(m, std::to_string(n) + " bytes");
   }
 }
 
@@ -1653,15 +1655,15 @@ TEST(TrainingCheckpoint, DamagedHeaders) {
                  "checkpoint version 2 is not supported (expected 1)");
   // Offsets: magic 0, version 8, epoch 16, step 24, tensor count 32, first
   // name length 40.
-  expectContains(load(setU64(bytes, 32, uint64_t(1) << 40)),
-                 "truncated checkpoint");
+  expectTruncatedOrDamaged(load(setU64(bytes, 32, uint64_t(1) << 40)),
+                           "tensor count 2^40");
   expectContains(load(setU64(bytes, 40, ~uint64_t(0))), "truncated checkpoint");
   expectContains(load(setU64(bytes, 40, 1000)), "truncated checkpoint");
   // Rank (after the 5-byte name "L#0.W" at 48) and the first dimension.
-  expectContains(load(setU64(bytes, 53, uint64_t(1) << 50)),
-                 "truncated checkpoint");
-  expectContains(load(setU64(bytes, 61, uint64_t(1) << 40)),
-                 "truncated checkpoint");
+  expectTruncatedOrDamaged(load(setU64(bytes, 53, uint64_t(1) << 50)),
+                           "rank 2^50");
+  expectTruncatedOrDamaged(load(setU64(bytes, 61, uint64_t(1) << 40)),
+                           "dimension 2^40");
   EXPECT_TRUE(bool(loadCheckpoint(dir / "small.ckpt")));
 }
 
@@ -1682,17 +1684,17 @@ TEST(TrainingCheckpoint, CorruptCheckpointsAtTheCommandLine) {
   struct Case {
     std::string name, bytes, message;
   } cases[] = {
-      {"half", bytes.substr(0, bytes.size() / 2), "truncated checkpoint"},
-      {"empty", "", "not a Saga checkpoint"},
+      {"half", bytes.substr(0, bytes.size() / 2), ""}, // truncated or damaged
       {"text", "hello\n", "not a Saga checkpoint"},
   };
   for (const Case &c : cases) {
     writeFile(dir / (c.name + ".ckpt"), c.bytes);
     Outcome o = resume(dir / (c.name + ".ckpt"), c.name);
     EXPECT_EQ(o.exitCode, 1) << c.name << ":\n" << o.output;
-    expectContains(
-        o.output,
-        "sagac: error: " + dir / (c.name + ".ckpt") + ": " + c.message, c.name);
+    std::string prefix = "sagac: error: " + dir / (c.name + ".ckpt") + ": ";
+    expectContains(o.output, prefix + c.message, c.name);
+    if (c.message.empty())
+      expectTruncatedOrDamaged(o.output.substr(o.output.find(prefix)), c.name);
   }
   // A missing checkpoint.
   Outcome missing = resume(dir / "none.ckpt", "none");
@@ -1761,8 +1763,9 @@ TEST(TrainingCheckpoint, DamagedDimensionsInACheckpoint) {
         {"overflow", overflow}}) {
     writeFile(path, damaged);
     auto c = loadCheckpoint(path);
-    ASSERT_FALSE(bool(c)) << what << ": a checkpoint with impossible "
-                                     "dimensions loaded";
+    ASSERT_FALSE(bool(c)) << what
+                          << ": a checkpoint with impossible "
+                             "dimensions loaded";
     expectContains(llvm::toString(c.takeError()),
                    path + ": damaged checkpoint (tensor 'L#0.W' has an "
                           "impossible shape)",
@@ -1771,9 +1774,10 @@ TEST(TrainingCheckpoint, DamagedDimensionsInACheckpoint) {
 }
 
 // The JSON-lines log of a killed and resumed run has exactly one line per
-// epoch, 1 to 30: it is flushed each epoch, the checkpoint is written before
-// an epoch's log line, and --resume keeps the lines of the epochs up to the
-// checkpoint's and drops later ones.
+// epoch, 1 to 30: each epoch's line is flushed before its checkpoint is
+// written, and --resume keeps the lines of the epochs up to the
+// checkpoint's and drops later ones. (The kill comes right after a
+// checkpoint appears, between it and the next epoch's line.)
 TEST(TrainingCheckpoint, LogOfAKilledAndResumedRun) {
   TempDir dir("log");
   std::vector<std::string> args =
@@ -1796,6 +1800,41 @@ TEST(TrainingCheckpoint, LogOfAKilledAndResumedRun) {
   }
   EXPECT_EQ(expected, 31u) << "the log has " << expected - 1
                            << " lines for 30 epochs";
+}
+
+// BUG (disabled until fixed): early stopping's state (the best validation
+// accuracy and the epochs since) is not in the checkpoint, so a resumed run
+// with --patience stops later than the uninterrupted one: GCN on Cora with
+// --patience 5 stops after epoch 18; stopped after 15 and resumed, it runs
+// to epoch 23.
+TEST(TrainingCheckpoint, DISABLED_EarlyStoppingAcrossResume) {
+  TempDir dir("patience");
+  auto args = [&](const std::string &ckpt, unsigned epochs) {
+    std::vector<std::string> a =
+        trainArgs(ckpt, dir / (ckpt + ".params"), epochs);
+    a.push_back("--patience");
+    a.push_back("5");
+    return a;
+  };
+  Outcome full = runSagac(args(dir / "full.ckpt", 200), dir / "full.out");
+  ASSERT_EQ(full.exitCode, 0) << full.output;
+  expectContains(full.output, "stopped early");
+  auto end = loadCheckpoint(dir / "full.ckpt");
+  ASSERT_TRUE(bool(end)) << llvm::toString(end.takeError());
+  ASSERT_GT(end->epoch, 3u);
+  // Stopped 3 epochs before the uninterrupted run stopped, then resumed.
+  Outcome part = runSagac(args(dir / "part.ckpt", unsigned(end->epoch) - 3),
+                          dir / "part.out");
+  ASSERT_EQ(part.exitCode, 0) << part.output;
+  std::vector<std::string> resume = args(dir / "part.ckpt", 200);
+  resume.push_back("--resume");
+  Outcome resumed = runSagac(resume, dir / "resumed.out");
+  ASSERT_EQ(resumed.exitCode, 0) << resumed.output;
+  auto after = loadCheckpoint(dir / "part.ckpt");
+  ASSERT_TRUE(bool(after)) << llvm::toString(after.takeError());
+  EXPECT_EQ(after->epoch, end->epoch)
+      << "the uninterrupted run stopped after epoch " << end->epoch
+      << ", the resumed one after epoch " << after->epoch;
 }
 
 } // namespace
