@@ -1,8 +1,8 @@
 //===- TrainingTest.cpp - gradients, training accuracy, checkpoints -------===//
 //
 // 1. Gradients. Small models written inline (one per family of ops the
-//    autodiff handles), reduced copies of examples/{gcn,graphsage,gin,
-//    ggcn}.saga and the example files themselves run on a tiny multigraph
+//    autodiff handles), reduced copies of examples/{gcn,graphsage,gin,ggcn,
+//    gat}.saga and the example files themselves run on a tiny multigraph
 //    (isolated vertices, vertices with out-edges only, self loops and
 //    repeated edges in the input). Every parameter's gradient from
 //    Model::trainStep must match central finite differences of the loss,
@@ -10,16 +10,17 @@
 //    dropout, at -O0 and -O2) or from trainStep itself under a fixed dropout
 //    seed (models with dropout: the masks are a function of the seed, so the
 //    loss is a deterministic function of the parameters). Models the
-//    autodiff does not handle yet (GAT's softmax_sum gather, parameters in
-//    edge functions, which -O2's operator motion removes from G-GCN, max/min
-//    gathers and reductions, concat, multi-row matmuls) must fail to compile
-//    for training with a message saying so. Dropout is a function of the
-//    seed; 1 and 2 threads give bit-identical gradients.
+//    autodiff does not handle yet (parameters in edge functions, which
+//    -O2's operator motion removes from G-GCN; max/min gathers and
+//    reductions, concat, multi-row matmuls) must fail to compile for
+//    training with a message saying so. Dropout is a function of the seed;
+//    1 and 2 threads give bit-identical gradients.
 // 2. Training: GCN on Cora (200 epochs, Adam, seed 0) reaches the paper's
 //    test accuracy.
 // 3. Checkpoints: `sagac train` killed with SIGKILL mid-run and resumed ends
-//    with the same parameters, bit for bit, as an uninterrupted run; damaged
-//    checkpoint files are errors with a message.
+//    with the same parameters, bit for bit, as an uninterrupted run (and its
+//    log has each epoch once); damaged checkpoint files are errors with a
+//    message.
 //
 //===----------------------------------------------------------------------===//
 
@@ -549,6 +550,50 @@ model GGCN {
 }
 )";
 
+// GAT: per-head attention scores, softmax_sum gather, reshape of the heads.
+const char *kGat = R"(
+graph$LOOPS {
+  vertex x: f32[$F];
+  vertex label: class[$C];
+}
+layer GATConv(in: int, out: int, heads: int) {
+  param W: f32[in, heads, out] = glorot;
+  param as: f32[heads, out] = glorot;
+  param ad: f32[heads, out] = glorot;
+  scatter(v) {
+    z = v.h @ W;
+    s = sum(z * as, -1);
+    d = sum(z * ad, -1);
+  }
+  apply_edge(e) {
+    score = leaky_relu(e.src.s + e.dst.d, 0.2);
+    return e.src.z;
+  }
+  gather(softmax_sum(score));
+  apply_vertex(v, a) { return reshape(a, [heads * out]); }
+}
+model GAT {
+  h = dropout(x, $DROP);
+  h = elu(GATConv($F, $H, $K)(h));
+  h = dropout(h, $DROP);
+  out = GATConv($HK, $C, 1)(h);
+  loss = cross_entropy(out, label)
+       + 5e-4 * (l2(GATConv#0.W) + l2(GATConv#0.as) + l2(GATConv#0.ad)
+               + l2(GATConv#1.W) + l2(GATConv#1.as) + l2(GATConv#1.ad));
+}
+)";
+
+/// The reduced GAT: F = 6 features, K heads of H = 3, C = 3 classes.
+std::string gat(const std::string &drop, bool selfLoops, int K = 2) {
+  return substitute(kGat, {{"F", "6"},
+                           {"H", "3"},
+                           {"K", std::to_string(K)},
+                           {"HK", std::to_string(3 * K)},
+                           {"C", "3"},
+                           {"DROP", drop},
+                           {"LOOPS", selfLoops ? "(self_loops)" : ""}});
+}
+
 const char *kEdgeParamError =
     "op gradient of a parameter used inside an edge function is not "
     "implemented yet; compute it on the vertex side";
@@ -772,6 +817,9 @@ model M {
     c.push_back({"gin_small", example(kGin, "0.0")});
     c.push_back(
         {"ggcn_small", example(kGgcn, "0.0", 6, 4, 3), 3, kEdgeParamError});
+    // Without self loops some vertices gather from no edge at all.
+    c.push_back({"gat_small", gat("0.0", true)});
+    c.push_back({"gat_small_no_self_loops", gat("0.0", false, 3)});
     return c;
   }();
   return all;
@@ -919,9 +967,11 @@ TEST(GradientCheckDropout, ReducedExamplesWithDropout) {
   } cases[] = {{"gcn_dropout", kGcn},
                {"graphsage_dropout", kSage},
                {"gin_dropout", kGin},
-               {"ggcn_dropout", kGgcn}};
+               {"ggcn_dropout", kGgcn},
+               {"gat_dropout", nullptr}};
   for (const Case &c : cases) {
-    auto m = tinyModel(example(c.text, "0.5"), c.name);
+    auto m =
+        tinyModel(c.text ? example(c.text, "0.5") : gat("0.5", true), c.name);
     ASSERT_TRUE(m);
     ForwardOptions fo;
     fo.lossMask = lossMask(graphFor("tiny", m->selfLoops()));
@@ -1291,14 +1341,15 @@ TEST(TrainingThreads, OneAndTwoThreadsBitIdentical) {
   };
   std::vector<Case> cases;
   for (const char *file :
-       {"gcn.saga", "graphsage.saga", "gin.saga", "ggcn.saga"})
+       {"gcn.saga", "graphsage.saga", "gin.saga", "ggcn.saga", "gat.saga"})
     cases.push_back(
         {file, readFile(std::string(SAGA_EXAMPLES_DIR "/") + file), 7});
   cases.push_back({"gather_mean", edges("mean", false), 3});
   cases.push_back({"gather_sum_self_loops", edges("sum", true), 3});
   for (const GradCase &c : gradCases())
     if (c.name == "reshape_heads" || c.name == "matmul_per_row" ||
-        c.name == "loss_arithmetic" || c.name == "ggcn_small")
+        c.name == "loss_arithmetic" || c.name == "ggcn_small" ||
+        c.name == "gat_small_no_self_loops")
       cases.push_back({c.name, c.source, c.classes});
   for (const Case &c : cases) {
     std::vector<TrainStepResult> steps;
