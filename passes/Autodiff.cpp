@@ -516,10 +516,11 @@ LogicalResult ModelDiff::modelLevel(Operation *op) {
     Value g = grads.lookup(lin.getResult());
     if (!g)
       return success();
-    accumulate(lin.getInput(),
-               LinearGradInputOp::create(b, loc, lin.getInput().getType(), g,
-                                         lin.getWeight()),
-               loc);
+    if (active(lin.getInput())) // not for the input features
+      accumulate(lin.getInput(),
+                 LinearGradInputOp::create(b, loc, lin.getInput().getType(), g,
+                                           lin.getWeight()),
+                 loc);
     accumulate(lin.getWeight(),
                LinearGradWeightOp::create(b, loc, lin.getWeight().getType(),
                                           lin.getInput(), g),
