@@ -247,8 +247,9 @@ std::string errorText(llvm::Error e) {
 // ~1e-5 at h = 1e-2; its truncation error is ~h^2 (1e-4 relative). A kink
 // (relu, abs, leaky_relu) within h of a perturbed pre-activation bends one
 // vertex's term by O(h); so while the quotient is not within kCloseAbs +
-// kCloseRel * |fd| of the gradient, smaller steps are tried, and fd is the
-// quotient closest to it. An element passes when |g - fd| <= kAbsTol +
+// kCloseRel * |fd| of the gradient, smaller steps are tried (with one-sided
+// quotients too, for a kink closer than any step), and fd is the quotient
+// closest to it. An element passes when |g - fd| <= kAbsTol +
 // kRelTol * |fd|; a parameter when in addition ||g - fd|| <= kNormTol *
 // ||fd|| + 1e-4 over its checked elements, which catches wrong gradients
 // too small for the per-element test. No case uses half of its tolerance
@@ -319,6 +320,7 @@ double expectGradientsMatch(Model &m, const ForwardOptions &fo,
         << inference;
   }
 
+  const double base = loss(); // at the unperturbed parameters
   double worst = 0;
   for (size_t k = 0; k < params.size(); ++k) {
     const auto &[name, grad] = step->gradients[k];
@@ -351,8 +353,17 @@ double expectGradientsMatch(Model &m, const ForwardOptions &fo,
     for (int64_t i : elements) {
       float original = p->f32()[i];
       // fd: the difference quotient closest to g over the steps tried; a
-      // smaller step is tried while they are not close.
+      // smaller step is tried while they are not close. Below the first
+      // step the one-sided quotients count too: at a kink within h of the
+      // parameter the central quotient averages the two sides, while the
+      // gradient is one of them.
       double g = grad.f32()[i], fd = 0, err = INFINITY;
+      auto consider = [&](double diff) {
+        if (!(std::fabs(g - diff) >= err)) {
+          fd = diff;
+          err = std::fabs(g - diff);
+        }
+      };
       for (double h : kSteps) {
         float plus = float(original + h), minus = float(original - h);
         p->f32()[i] = plus;
@@ -360,10 +371,10 @@ double expectGradientsMatch(Model &m, const ForwardOptions &fo,
         p->f32()[i] = minus;
         double lm = loss();
         p->f32()[i] = original;
-        double diff = (lp - lm) / (double(plus) - double(minus));
-        if (!(std::fabs(g - diff) >= err)) {
-          fd = diff;
-          err = std::fabs(g - diff);
+        consider((lp - lm) / (double(plus) - double(minus)));
+        if (h != kSteps[0]) {
+          consider((lp - base) / (double(plus) - double(original)));
+          consider((base - lm) / (double(original) - double(minus)));
         }
         if (err <= kCloseAbs + kCloseRel * std::fabs(fd))
           break;
