@@ -86,10 +86,11 @@ def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
     names. Dropout ops get keys so the backward reproduces their masks.
 
     Supported: apply_vertex bodies of elementwise ops, sum/mean reductions
-    and per-row vector-matrix products; propagate with sum and mean
-    reducers; linear; cross_entropy, l2 and scalar arithmetic. Max, min and
-    softmax_sum gathers and parameters used inside edge functions are
-    reported as not implemented yet.
+    and per-row vector-matrix products; propagate with sum, mean and
+    softmax_sum reducers (softmax statistics are recomputed by two extra
+    propagations); linear; cross_entropy, l2 and scalar arithmetic. Max and
+    min gathers and parameters used inside edge functions are reported as
+    not implemented yet.
   }];
   let dependentDialects = ["saga::SagaDialect", "mlir::arith::ArithDialect"];
 }
