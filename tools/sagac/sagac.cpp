@@ -24,7 +24,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cstdlib>
 #include <thread>
+
+#include <unistd.h>
 
 using namespace mlir;
 namespace cl = llvm::cl;
@@ -144,7 +147,22 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
 }
 } // namespace
 
+/// Debian's OpenBLAS 0.3.21 does not recognise AVX-512 Xeons and falls back
+/// to its oldest kernels, 2.5-4x slower than its SkylakeX ones on Saga's
+/// GEMMs (bench/gemm.sh). The core type is read when the library loads, so
+/// on such a CPU sagac sets it and runs itself again, once; an explicit
+/// OPENBLAS_CORETYPE is left alone.
+static void selectBlasKernels(char **argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("SAGA_NO_REEXEC") ||
+      !__builtin_cpu_supports("avx512f"))
+    return;
+  setenv("OPENBLAS_CORETYPE", "SkylakeX", 1);
+  setenv("SAGA_NO_REEXEC", "1", 1);
+  execv("/proc/self/exe", argv); // returns only on failure: run as we are
+}
+
 int main(int argc, char **argv) {
+  selectBlasKernels(argv);
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
