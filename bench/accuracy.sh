@@ -25,6 +25,7 @@ run gcn examples/gcn.saga examples/data/cora --epochs 200 --lr 0.01
 run gcn examples/gcn_citeseer.saga examples/data/citeseer --epochs 200 --lr 0.01
 run graphsage examples/graphsage.saga examples/data/cora --epochs 200 --lr 0.01
 run gin examples/gin.saga examples/data/cora --epochs 200 --lr 0.01
+run gat examples/gat.saga examples/data/cora --epochs 200 --lr 0.005
 
 /usr/bin/python3 - "$csv" <<'PY'
 import csv, statistics, sys
