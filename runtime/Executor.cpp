@@ -57,9 +57,14 @@ DType dtypeOf(Type type) {
 }
 
 llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
+  // `file:line:col`, as compile-time diagnostics print it.
   std::string loc;
   llvm::raw_string_ostream os(loc);
-  os << op->getLoc();
+  if (auto flc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << flc.getFilename().getValue() << ':' << flc.getLine() << ':'
+       << flc.getColumn();
+  else
+    os << op->getLoc();
   return llvm::createStringError(os.str() + ": " + message);
 }
 
