@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
 #include <limits>
@@ -570,6 +571,10 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
           b, loc, indexType, memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
       Value eid = arith::IndexCastOp::create(
           b, loc, indexType, memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
+      // Dropout in an edge body is keyed by the edge, so every edge (and
+      // the reversed backward over it) draws its own mask.
+      e.row = eid;
+      llvm::scope_exit restoreRow([&] { e.row = v; });
       // `u` is the other end of the edge: its source, or (reversed) its
       // destination.
       SmallVector<Value> rows;

@@ -186,6 +186,13 @@ LogicalResult GatherOp::verify() {
   if (!softmax && getScore())
     return emitOpError() << "only softmax_sum takes a score; "
                          << stringifyGatherKind(getKind()) << " does not";
+  if (auto rate = getDropout()) {
+    if (!softmax)
+      return emitOpError() << "only softmax_sum takes an attention dropout";
+    double r = rate->convertToDouble();
+    if (!(r >= 0.0 && r < 1.0))
+      return emitOpError() << "dropout rate must be in [0, 1), got " << r;
+  }
   if (!getScore())
     return success();
   auto score = cast<DomainType>(getScore().getType());

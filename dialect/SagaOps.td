@@ -130,7 +130,10 @@ def Saga_GatherOp : Saga_Op<"gather", [Pure]> {
     vertex (a vertex without in-edges gets zeros). `softmax_sum` takes a
     `score` per edge whose shape is a prefix of the value's shape (one score
     per attention head) and sums the values weighted by the softmax of the
-    scores over each vertex's in-edges.
+    scores over each vertex's in-edges. Its optional `dropout` rate is
+    attention dropout: in training each edge's softmax weight is zeroed per
+    head with that probability and the survivors are scaled by 1 / (1 - rate)
+    (the softmax normaliser still counts every edge, as in GAT).
 
     ```mlir
     %a = saga.gather sum %m : !saga.edge<16xf32> -> !saga.vertex<16xf32>
@@ -139,7 +142,8 @@ def Saga_GatherOp : Saga_Op<"gather", [Pure]> {
     ```
   }];
   let arguments = (ins Saga_GatherKind:$kind, Saga_AnyDomain:$input,
-                       Optional<Saga_AnyDomain>:$score);
+                       Optional<Saga_AnyDomain>:$score,
+                       OptionalAttr<F64Attr>:$dropout);
   let results = (outs Saga_AnyDomain:$result);
   let assemblyFormat = [{
     $kind $input (`score` $score^)? attr-dict `:` qualified(type($input))

@@ -931,6 +931,7 @@ bool Generator::genLayerBody(LayerState &st) {
   // gather(kind) or gather(softmax_sum(score)).
   GatherKind kind = GatherKind::sum;
   std::string scoreName;
+  std::optional<double> attentionDropout;
   Location gatherLoc = loc(st.decl->ID());
   if (gather) {
     gatherLoc = loc(gather);
@@ -958,6 +959,31 @@ bool Generator::genLayerBody(LayerState &st) {
     }
     if (ids.size() > 1)
       scoreName = text(ids[1]);
+    for (P::GatherOptionContext *opt : gather->gatherOption()) {
+      std::string name = text(opt->ID());
+      if (name != "dropout") {
+        auto d = error(loc(opt->ID()))
+                 << "unknown softmax_sum option '" << name
+                 << "'; the only option is 'dropout = rate' (attention "
+                 << "dropout)";
+        suggest(d, name, {"dropout"});
+        return false;
+      }
+      if (attentionDropout) {
+        error(loc(opt->ID())) << "attention dropout is given twice";
+        return false;
+      }
+      std::optional<double> rate =
+          parseNumber(opt->number(), opt->MINUS() != nullptr);
+      if (!rate)
+        return false;
+      if (*rate < 0.0 || *rate >= 1.0) {
+        error(loc(opt->number())) << "dropout rate must be in [0, 1), got "
+                                  << formatNumber(*rate);
+        return false;
+      }
+      attentionDropout = *rate;
+    }
   }
 
   Location edgeLoc = applyEdge ? loc(applyEdge) : loc(st.decl->ID());
@@ -982,8 +1008,9 @@ bool Generator::genLayerBody(LayerState &st) {
   assert(isa<FloatType>(valueType.getElementType()) && "non-f32 message");
   auto aggType = VertexType::get(&ctx, valueType.getShape(),
                                  valueType.getElementType());
-  Value aggregate =
-      GatherOp::create(b, gatherLoc, aggType, kind, value, score);
+  Value aggregate = GatherOp::create(
+      b, gatherLoc, aggType, kind, value, score,
+      attentionDropout ? b.getF64FloatAttr(*attentionDropout) : FloatAttr());
 
   Location vertexLoc = applyVertex ? loc(applyVertex) : loc(st.decl->ID());
   Value out = genApplyVertex(st, applyVertex, aggregate, vertexLoc);

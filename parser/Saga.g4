@@ -35,8 +35,9 @@ init : ID | MINUS? number ;
 
 scatterStage : 'scatter' '(' ID ')' block ;
 applyEdgeStage : 'apply_edge' '(' ID ')' block ;
-// gather(sum);   gather(softmax_sum(score));
-gatherStage : 'gather' '(' ID ('(' ID ')')? ')' ';' ;
+// gather(sum);   gather(softmax_sum(score));   gather(softmax_sum(score, dropout = 0.6));
+gatherStage : 'gather' '(' ID ('(' ID (',' gatherOption)* ')')? ')' ';' ;
+gatherOption : ID '=' MINUS? number ;
 applyVertexStage : 'apply_vertex' '(' ID ',' ID ')' block ;
 
 block : '{' stmt* '}' ;

@@ -2,6 +2,7 @@
 
 #include "passes/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -27,6 +28,29 @@ EdgeSource classify(Value edgeValue) {
                                              : EdgeSource::Dst,
             scatter.getInput()};
   return {EdgeSource::Edge, edgeValue};
+}
+
+/// Attention dropout as a mask on the message: dropping an edge's softmax
+/// weight for one head is dropping that head's slice of the message, since
+/// the weighted sum is linear in both. The mask is a dropout of ones, one
+/// per head, broadcast over the head's features; the kernel keys it by edge.
+Value attentionDropout(OpBuilder &b, Location loc, Value message, Value score,
+                       double rate) {
+  auto scoreType = cast<RankedTensorType>(score.getType());
+  auto messageType = cast<RankedTensorType>(message.getType());
+  Value ones = arith::ConstantOp::create(
+      b, loc, scoreType,
+      DenseElementsAttr::get(scoreType, b.getFloatAttr(
+                                            scoreType.getElementType(), 1.0)));
+  Value keep = DropoutOp::create(b, loc, scoreType, ones,
+                                 b.getF64FloatAttr(rate), IntegerAttr());
+  SmallVector<int64_t> expanded(scoreType.getShape());
+  expanded.resize(messageType.getRank(), 1);
+  if (expanded != scoreType.getShape())
+    keep = ReshapeOp::create(
+        b, loc, RankedTensorType::get(expanded, scoreType.getElementType()),
+        keep);
+  return MulOp::create(b, loc, messageType, message, keep);
 }
 
 LogicalResult formPropagation(GatherOp gather) {
@@ -92,6 +116,9 @@ LogicalResult formPropagation(GatherOp gather) {
   } else {
     yields.push_back(args[position[0].first][position[0].second]);
   }
+  if (std::optional<APFloat> rate = gather.getDropout())
+    yields[0] = attentionDropout(inner, gather.getLoc(), yields[0], yields[1],
+                                 rate->convertToDouble());
   YieldOp::create(inner, gather.getLoc(), yields);
 
   gather.replaceAllUsesWith(prop.getResult());

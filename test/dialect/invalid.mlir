@@ -436,6 +436,24 @@ func.func @softmax_without_score(%e: !saga.edge<4x8xf32>) {
 
 // -----
 
+// Tests that only softmax_sum takes an attention dropout.
+func.func @sum_with_dropout(%e: !saga.edge<4x8xf32>) {
+  // expected-error @+1 {{'saga.gather' op only softmax_sum takes an attention dropout}}
+  %0 = saga.gather sum %e {dropout = 5.000000e-01 : f64} : !saga.edge<4x8xf32> -> !saga.vertex<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the attention dropout rate is in [0, 1).
+func.func @dropout_rate(%e: !saga.edge<4x8xf32>, %s: !saga.edge<4xf32>) {
+  // expected-error @+1 {{'saga.gather' op dropout rate must be in [0, 1), got 1.5}}
+  %0 = saga.gather softmax_sum %e score %s {dropout = 1.500000e+00 : f64} : !saga.edge<4x8xf32>, !saga.edge<4xf32> -> !saga.vertex<4x8xf32>
+  return
+}
+
+// -----
+
 // Tests that only softmax_sum takes a score.
 func.func @sum_with_score(%e: !saga.edge<4x8xf32>, %s: !saga.edge<4xf32>) {
   // expected-error @+1 {{'saga.gather' op only softmax_sum takes a score; sum does not}}

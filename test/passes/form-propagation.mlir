@@ -61,3 +61,27 @@ func.func @attention(%z: !saga.vertex<2x4xf32>, %s: !saga.vertex<2xf32>) -> !sag
   %g = saga.gather softmax_sum %r#0 score %r#1 : !saga.edge<2x4xf32>, !saga.edge<2xf32> -> !saga.vertex<2x4xf32>
   return %g : !saga.vertex<2x4xf32>
 }
+
+// -----
+
+// Tests that attention dropout becomes a per-head mask on the message: a
+// dropout of ones, one per head, broadcast over each head's features.
+// CHECK-LABEL: func.func @attention_dropout
+// CHECK:         saga.propagate softmax_sum
+// CHECK:           %[[SC:.*]] = saga.leaky_relu
+// CHECK:           %[[ONES:.*]] = arith.constant dense<1.000000e+00> : tensor<2xf32>
+// CHECK:           %[[KEEP:.*]] = saga.dropout %[[ONES]] rate 5.000000e-01 : tensor<2xf32>
+// CHECK:           %[[KEEP2:.*]] = saga.reshape %[[KEEP]] : tensor<2xf32> -> tensor<2x1xf32>
+// CHECK:           %[[MSG:.*]] = saga.mul %{{.*}}, %[[KEEP2]] : tensor<2x4xf32>, tensor<2x1xf32> -> tensor<2x4xf32>
+// CHECK:           saga.yield %[[MSG]], %[[SC]] : tensor<2x4xf32>, tensor<2xf32>
+func.func @attention_dropout(%z: !saga.vertex<2x4xf32>, %s: !saga.vertex<2xf32>) -> !saga.vertex<2x4xf32> {
+  %zs = saga.scatter src %z : !saga.vertex<2x4xf32> -> !saga.edge<2x4xf32>
+  %ss = saga.scatter src %s : !saga.vertex<2xf32> -> !saga.edge<2xf32>
+  %r:2 = saga.apply_edge(%zs, %ss) : (!saga.edge<2x4xf32>, !saga.edge<2xf32>) -> (!saga.edge<2x4xf32>, !saga.edge<2xf32>) {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2xf32>):
+    %l = saga.leaky_relu %b slope 2.000000e-01 : tensor<2xf32>
+    saga.yield %a, %l : tensor<2x4xf32>, tensor<2xf32>
+  }
+  %g = saga.gather softmax_sum %r#0 score %r#1 {dropout = 5.000000e-01 : f64} : !saga.edge<2x4xf32>, !saga.edge<2xf32> -> !saga.vertex<2x4xf32>
+  return %g : !saga.vertex<2x4xf32>
+}
