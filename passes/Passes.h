@@ -13,6 +13,9 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassManager.h"
 
+#include <string>
+#include <vector>
+
 namespace saga {
 
 #define GEN_PASS_DECL
@@ -21,12 +24,31 @@ namespace saga {
 #define GEN_PASS_REGISTRATION
 #include "passes/Passes.h.inc"
 
+/// How to lower the stage level to the execution plan.
+struct PlanOptions {
+  /// 0: no optimisation passes; 2: every pass in optionalPassNames().
+  unsigned optLevel = 2;
+  /// Keep dropout and append the gradients of the loss (saga-autodiff).
+  bool training = false;
+  /// Optional passes to leave out at -O2 (names from optionalPassNames()).
+  std::vector<std::string> disabledPasses;
+};
+
+/// The passes -O2 adds to -O0, each of which `disabledPasses` can leave out
+/// so that its effect can be measured: operator-motion, extract-gemm,
+/// reorder-linear, cse.
+llvm::ArrayRef<llvm::StringRef> optionalPassNames();
+
+/// An error naming the first unknown pass in `names` and listing the known
+/// ones; success when all are known.
+llvm::LogicalResult checkPassNames(llvm::ArrayRef<std::string> names,
+                                   std::string &message);
+
 /// Stage level to the execution plan: inline layers, form propagations,
-/// extract GEMMs, lower to kernels. `optLevel` 0 skips GEMM extraction.
-/// An inference plan drops dropout; a training plan keeps it and appends
-/// the gradients of the loss (saga-autodiff).
-void buildLowerToPlanPipeline(mlir::OpPassManager &pm, unsigned optLevel = 2,
-                              bool training = false);
+/// then (-O2) operator motion, GEMM extraction, linear reordering and CSE,
+/// then (training) autodiff, and kernels. An inference plan drops dropout.
+void buildLowerToPlanPipeline(mlir::OpPassManager &pm,
+                              const PlanOptions &options = {});
 
 /// Registers the passes and the `saga-lower-to-plan` pipeline.
 void registerAllSagaPasses();

@@ -6,26 +6,52 @@
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 
 using namespace mlir;
 
-void saga::buildLowerToPlanPipeline(OpPassManager &pm, unsigned optLevel,
-                                    bool training) {
+llvm::ArrayRef<llvm::StringRef> saga::optionalPassNames() {
+  static const llvm::StringRef names[] = {"operator-motion", "extract-gemm",
+                                          "reorder-linear", "cse"};
+  return names;
+}
+
+LogicalResult saga::checkPassNames(llvm::ArrayRef<std::string> names,
+                                   std::string &message) {
+  for (const std::string &name : names) {
+    if (llvm::is_contained(optionalPassNames(), name))
+      continue;
+    message = "unknown pass '" + name + "' to disable; the passes -O2 "
+              "adds are: " + llvm::join(optionalPassNames(), ", ");
+    return failure();
+  }
+  return success();
+}
+
+void saga::buildLowerToPlanPipeline(OpPassManager &pm,
+                                    const PlanOptions &options) {
+  auto enabled = [&](llvm::StringRef name) {
+    assert(llvm::is_contained(optionalPassNames(), name) && "unknown pass");
+    return options.optLevel > 0 &&
+           !llvm::is_contained(options.disabledPasses, name);
+  };
   pm.addPass(createInlinerPass());
   pm.addPass(createSymbolDCEPass());
   pm.addPass(createSagaFormPropagation());
-  if (!training)
+  if (!options.training)
     pm.addPass(createSagaStripDropout());
-  if (optLevel > 0) {
+  if (enabled("operator-motion"))
     pm.addPass(createSagaOperatorMotion());
+  if (enabled("extract-gemm"))
     pm.addPass(createSagaExtractGemm());
+  if (enabled("reorder-linear"))
     pm.addPass(createSagaReorderLinear());
-  }
-  if (training) {
+  if (options.training) {
     pm.addPass(createSagaAutodiff());
     pm.addPass(createCanonicalizerPass()); // drops recomputed values no gradient reads
   }
-  pm.addPass(createCSEPass());
+  if (enabled("cse"))
+    pm.addPass(createCSEPass());
   pm.addPass(createSagaLowerToKernels());
 }
 
@@ -38,16 +64,38 @@ struct PlanPipelineOptions
   Option<bool> training{*this, "training",
                         llvm::cl::desc("Keep dropout and append gradients"),
                         llvm::cl::init(false)};
+  ListOption<std::string> disable{
+      *this, "disable",
+      llvm::cl::desc("Optional passes to leave out: operator-motion, "
+                     "extract-gemm, reorder-linear, cse")};
 };
 } // namespace
 
 void saga::registerAllSagaPasses() {
   registerSagaPasses();
-  PassPipelineRegistration<PlanPipelineOptions>(
+  // Registered by hand rather than with PassPipelineRegistration so that an
+  // unknown pass name in `disable` is an error, not a crash.
+  registerPassPipeline(
       "saga-lower-to-plan",
       "Inline layers, form propagations, extract GEMMs, lower to kernels",
-      [](OpPassManager &pm, const PlanPipelineOptions &options) {
-        buildLowerToPlanPipeline(pm, options.optLevel, options.training);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        PlanPipelineOptions options;
+        if (failed(options.parseFromString(text)))
+          return failure();
+        PlanOptions plan;
+        plan.optLevel = options.optLevel;
+        plan.training = options.training;
+        plan.disabledPasses.assign(options.disable.begin(),
+                                   options.disable.end());
+        std::string message;
+        if (failed(checkPassNames(plan.disabledPasses, message)))
+          return errorHandler(message);
+        buildLowerToPlanPipeline(pm, plan);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(PlanPipelineOptions());
       });
   PassPipelineRegistration<>(
       "saga-lower-kernels-to-llvm",

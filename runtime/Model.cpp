@@ -81,6 +81,9 @@ Model::compileFile(const std::string &path, const CompileOptions &options) {
 llvm::Expected<std::unique_ptr<Model>>
 Model::compileSource(llvm::StringRef source, llvm::StringRef name,
                      const CompileOptions &options) {
+  if (std::string message;
+      failed(checkPassNames(options.disabledPasses, message)))
+    return llvm::createStringError(message);
   auto impl = std::make_unique<Impl>();
   MLIRContext &ctx = impl->ctx;
   DialectRegistry registry;
@@ -135,14 +138,16 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
   if (options.training) {
     impl->trainPlan = impl->plan->clone();
     PassManager pm(&ctx);
-    buildLowerToPlanPipeline(pm, options.optLevel, /*training=*/true);
+    buildLowerToPlanPipeline(pm, {options.optLevel, /*training=*/true,
+                                  options.disabledPasses});
     if (failed(pm.run(*impl->trainPlan)))
       return llvm::createStringError("compiling the training plan failed:\n" +
                                      messages);
     impl->trainModel = *impl->trainPlan->getOps<ModelOp>().begin();
   }
   PassManager pm(&ctx);
-  buildLowerToPlanPipeline(pm, options.optLevel);
+  buildLowerToPlanPipeline(pm, {options.optLevel, /*training=*/false,
+                                options.disabledPasses});
   if (failed(pm.run(*impl->plan)))
     return llvm::createStringError("lowering failed:\n" + messages);
   impl->model = *impl->plan->getOps<ModelOp>().begin();

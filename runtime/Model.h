@@ -40,6 +40,9 @@ struct CompileOptions {
   unsigned threads = 1;
   /// Also compile the training plan (forward with dropout + backward).
   bool training = false;
+  /// -O2 passes to leave out (saga::optionalPassNames(): operator-motion,
+  /// extract-gemm, reorder-linear, cse), to measure what each one does.
+  std::vector<std::string> disabledPasses;
 };
 
 /// Time spent in each compile phase, in seconds.

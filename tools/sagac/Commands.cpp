@@ -66,6 +66,7 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
   CompileOptions co;
   co.threads = options.threads;
   co.optLevel = options.optLevel;
+  co.disabledPasses = options.disabledPasses;
   co.training = training;
   auto model = Model::compileFile(options.model, co);
   if (!model) {

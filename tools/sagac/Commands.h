@@ -6,6 +6,7 @@
 #include "runtime/Trainer.h"
 
 #include <string>
+#include <vector>
 
 namespace saga {
 
@@ -15,6 +16,7 @@ struct RunOptions {
   std::string params;      // parameter file; empty: initialise
   unsigned threads = 1;
   unsigned optLevel = 2;
+  std::vector<std::string> disabledPasses; // -O2 passes left out
   bool rowNormalize = true; // divide each feature row by its sum
   uint64_t seed = 0;
   bool profile = false;     // print the time of every plan step

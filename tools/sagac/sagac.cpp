@@ -44,6 +44,12 @@ cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.saga | ->"),
 cl::opt<unsigned> optLevel("O", cl::desc("Optimisation level: -O0 (none) or -O2 (all, default)"),
                            cl::Prefix, cl::init(2), cl::cat(category),
                            cl::sub(cl::SubCommand::getAll()));
+cl::list<std::string> disabledPasses(
+    "disable-pass",
+    cl::desc("Leave out an -O2 pass: operator-motion, extract-gemm, "
+             "reorder-linear, cse (repeatable, or comma-separated)"),
+    cl::value_desc("name"), cl::CommaSeparated, cl::cat(category),
+    cl::sub(cl::SubCommand::getAll()));
 cl::opt<std::string> dataDir("data", cl::desc("Dataset folder (Planetoid text form)"),
                              cl::value_desc("dir"), cl::Required,
                              cl::sub(runCommand), cl::sub(trainCommand));
@@ -135,7 +141,10 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
     return failure();
   if (emit != Emit::Saga) {
     PassManager pm(&ctx);
-    saga::buildLowerToPlanPipeline(pm, optLevel);
+    saga::buildLowerToPlanPipeline(
+        pm, {optLevel, /*training=*/false,
+             std::vector<std::string>(disabledPasses.begin(),
+                                      disabledPasses.end())});
     if (emit == Emit::LLVM)
       saga::buildKernelToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
@@ -173,6 +182,13 @@ int main(int argc, char **argv) {
                  << " is not a level; use -O0 or -O2\n";
     return 1;
   }
+  if (std::string message; failed(saga::checkPassNames(
+          std::vector<std::string>(disabledPasses.begin(),
+                                   disabledPasses.end()),
+          message))) {
+    llvm::errs() << "sagac: error: " << message << "\n";
+    return 1;
+  }
   auto runOptions = [] {
     saga::RunOptions options;
     options.model = inputFile;
@@ -180,6 +196,7 @@ int main(int argc, char **argv) {
     options.params = paramsFile;
     options.threads = std::max(1u, unsigned(threads));
     options.optLevel = optLevel;
+    options.disabledPasses.assign(disabledPasses.begin(), disabledPasses.end());
     options.rowNormalize = !noNormalize;
     options.seed = seed;
     return options;
