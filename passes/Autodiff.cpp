@@ -12,6 +12,10 @@
 //     propagation over the reversed graph of the body's VJP, the gradient of
 //     a destination operand a forward propagation of it; mean divides the
 //     upstream gradient by the in-degree first;
+//   - propagate (max, min): per element, the gradient goes to the in-edges
+//     whose message equals the output, split evenly among ties (as
+//     torch.scatter_reduce's amax/amin); a sum propagation counts those
+//     edges, so no argmax is stored;
 //   - linear: two GEMMs (saga.linear_grad_input / _weight);
 //   - cross_entropy, l2 and scalar arithmetic: closed forms.
 // Forward values the backward reads stay alive until their last use (the
@@ -78,6 +82,12 @@ public:
   }
   Value selectPositive(Value c, Value x, Value y) {
     return SelectPositiveOp::create(b, loc, c.getType(), c, x, y);
+  }
+  Value abs(Value x) { return AbsOp::create(b, loc, x.getType(), x); }
+  /// `x == y ? ifEqual : otherwise` per element: |x - y| > 0 fails only
+  /// where x and y are equal (or one is NaN, or both the same infinity).
+  Value selectEqual(Value x, Value y, Value ifEqual, Value otherwise) {
+    return selectPositive(abs(sub(x, y)), otherwise, ifEqual);
   }
   Value matmul(Value x, Value y, ArrayRef<int64_t> shape) {
     return MatmulOp::create(b, loc,
@@ -351,11 +361,6 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
     return success();
   Location loc = op.getLoc();
   GatherKind kind = op.getKind();
-  if (kind != GatherKind::sum && kind != GatherKind::mean &&
-      kind != GatherKind::softmax_sum)
-    return op.emitOpError() << "gradient of the " << stringifyGatherKind(kind)
-                            << " gather is not implemented yet; train with "
-                            << "sum, mean or softmax_sum gathers";
   auto gType = cast<VertexType>(g.getType());
   if (kind == GatherKind::mean) {
     // Each in-edge of v carried 1/deg(v) of v's gradient.
@@ -424,10 +429,44 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
   // Upstream values each backward body reads at the destination: the
   // gradient, and for softmax_sum the forward output and the softmax's
   // per-vertex maximum score and sum of exponentials (recomputed by two
-  // propagations rather than stored).
+  // propagations rather than stored); for max/min each tied edge's share
+  // of the gradient and the forward output.
   SmallVector<Value> extras{g};
   bool softmax = kind == GatherKind::softmax_sum;
+  bool extremum = kind == GatherKind::max || kind == GatherKind::min;
   RankedTensorType scoreType, msgType = gType.getElementTensorType();
+  if (extremum) {
+    // count[v], per element: how many in-edges of v carry the output. The
+    // body re-evaluates the forward message exactly (same ops, same order),
+    // and max/min return one of their operands, so the edges that won
+    // compare equal.
+    auto count = derived(
+        GatherKind::sum, gType, {op.getResult()}, false,
+        [&](OpBuilder &inner, IRMapping &map, ArrayRef<Value> extra,
+            ArrayRef<Operation *>) -> FailureOr<Value> {
+          GradBuilder gb(inner, loc);
+          Value msg = map.lookupOrDefault(fwdYield.getOperand(0));
+          Value one = gb.constant(msgType.getShape(), 1.0);
+          Value zero = gb.constant(msgType.getShape(), 0.0);
+          return gb.selectEqual(msg, extra[0], one, zero);
+        });
+    if (failed(count))
+      return failure();
+    // share = g / count, and 0 where count is 0 (a vertex without in-edges:
+    // no edge reads it, but its row stays finite).
+    auto share = ApplyVertexOp::create(b, loc, TypeRange{gType},
+                                       ValueRange{g, *count});
+    Block *body = new Block();
+    share.getBody().push_back(body);
+    Value x = body->addArgument(msgType, loc);
+    Value c = body->addArgument(msgType, loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    GradBuilder gb(inner, loc);
+    Value zero = gb.constant(msgType.getShape(), 0.0);
+    YieldOp::create(inner, loc,
+                    ValueRange{gb.selectPositive(c, gb.div(x, c), zero)});
+    extras = {share.getResult(0), op.getResult()};
+  }
   if (softmax) {
     scoreType = tensorType(fwdYield.getOperand(1));
     auto scoreVertex = VertexType::get(b.getContext(), scoreType.getShape(),
@@ -467,7 +506,11 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
           GradBuilder gb(inner, loc);
           DenseMap<Value, Value> local;
           Value msg = map.lookupOrDefault(fwdYield.getOperand(0));
-          if (!softmax) {
+          if (extremum) {
+            // d msg = share where the message is the output, else 0.
+            Value zero = gb.constant(msgType.getShape(), 0.0);
+            local[msg] = gb.selectEqual(msg, extra[1], extra[0], zero);
+          } else if (!softmax) {
             local[msg] = extra[0];
           } else {
             // alpha = softmax weight of this edge, per head; then

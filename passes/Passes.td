@@ -86,11 +86,13 @@ def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
     names. Dropout ops get keys so the backward reproduces their masks.
 
     Supported: apply_vertex bodies of elementwise ops, sum/mean reductions
-    and per-row vector-matrix products; propagate with sum, mean and
-    softmax_sum reducers (softmax statistics are recomputed by two extra
-    propagations); linear; cross_entropy, l2 and scalar arithmetic. Max and
-    min gathers and parameters used inside edge functions are reported as
-    not implemented yet.
+    and per-row vector-matrix products; propagate with sum, mean, max, min
+    and softmax_sum reducers (softmax statistics are recomputed by two extra
+    propagations; max/min send the gradient to the edges whose message
+    equals the output, split evenly among ties, counted by an extra
+    propagation); linear; cross_entropy, l2 and scalar arithmetic.
+    Parameters used inside edge functions are reported as not implemented
+    yet.
   }];
   let dependentDialects = ["saga::SagaDialect", "mlir::arith::ArithDialect"];
 }

@@ -49,3 +49,79 @@ saga.model @prop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32
   %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
   saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests the gradient through a max propagation whose message reads both
+// ends of the edge: a sum propagation counts, per element, the in-edges
+// whose message equals the output; the gradient divided by that count
+// (0 where it is 0) goes back, by a reversed propagation for the source
+// and a forward one for the destination, only to the edges whose message
+// equals the output, then through the message's product.
+// CHECK-LABEL: saga.model @maxprop
+// CHECK:         %[[OUT:.*]] = saga.propagate max src(%[[Y:.*]]) dst(%[[Y]]) edge()
+// CHECK:         %[[G:.*]] = saga.cross_entropy_grad %[[OUT]]
+// CHECK:         %[[COUNT:.*]] = saga.propagate sum src(%[[Y]]) dst(%[[Y]], %[[OUT]]) edge() :
+// CHECK-NEXT:    ^bb0(%[[S:.*]]: tensor<2xf32>, %[[D:.*]]: tensor<2xf32>, %[[O:.*]]: tensor<2xf32>):
+// CHECK-NEXT:      %[[M:.*]] = saga.mul %[[S]], %[[D]]
+// CHECK-NEXT:      %[[ONE:.*]] = arith.constant dense<1.000000e+00> : tensor<2xf32>
+// CHECK-NEXT:      %[[ZERO:.*]] = arith.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK-NEXT:      %[[DIFF:.*]] = saga.sub %[[M]], %[[O]]
+// CHECK-NEXT:      %[[ABS:.*]] = saga.abs %[[DIFF]]
+// CHECK-NEXT:      %[[EQ:.*]] = saga.select_positive %[[ABS]], %[[ZERO]], %[[ONE]]
+// CHECK-NEXT:      saga.yield %[[EQ]]
+// CHECK:         %[[SHARE:.*]] = saga.apply_vertex(%[[G]], %[[COUNT]])
+// CHECK-NEXT:    ^bb0(%[[GA:.*]]: tensor<2xf32>, %[[CA:.*]]: tensor<2xf32>):
+// CHECK-NEXT:      %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK-NEXT:      %[[Q:.*]] = saga.div %[[GA]], %[[CA]]
+// CHECK-NEXT:      %[[R:.*]] = saga.select_positive %[[CA]], %[[Q]], %[[Z]]
+// CHECK-NEXT:      saga.yield %[[R]]
+// CHECK:         %[[DSRC:.*]] = saga.propagate sum src(%[[Y]]) dst(%[[Y]], %[[SHARE]], %[[OUT]]) edge() {reversed}
+// CHECK-NEXT:    ^bb0(%[[S2:.*]]: tensor<2xf32>, %[[D2:.*]]: tensor<2xf32>, %[[SH2:.*]]: tensor<2xf32>, %[[O2:.*]]: tensor<2xf32>):
+// CHECK-NEXT:      %[[M2:.*]] = saga.mul %[[S2]], %[[D2]]
+// CHECK-NEXT:      %[[Z2:.*]] = arith.constant dense<0.000000e+00> : tensor<2xf32>
+// CHECK-NEXT:      %[[DIFF2:.*]] = saga.sub %[[M2]], %[[O2]]
+// CHECK-NEXT:      %[[ABS2:.*]] = saga.abs %[[DIFF2]]
+// CHECK-NEXT:      %[[DM:.*]] = saga.select_positive %[[ABS2]], %[[Z2]], %[[SH2]]
+// CHECK-NEXT:      %[[DS:.*]] = saga.mul %[[DM]], %[[D2]]
+// CHECK:           saga.yield %[[DS]]
+// CHECK:         %[[DDST:.*]] = saga.propagate sum src(%[[Y]]) dst(%[[Y]], %[[SHARE]], %[[OUT]]) edge() :
+// CHECK-NEXT:    ^bb0(%[[S3:.*]]: tensor<2xf32>, %{{.*}}: tensor<2xf32>, %[[SH3:.*]]: tensor<2xf32>, %{{.*}}: tensor<2xf32>):
+// CHECK:           %[[DM3:.*]] = saga.select_positive %{{.*}}, %{{.*}}, %[[SH3]]
+// CHECK:           %[[DD:.*]] = saga.mul %[[DM3]], %[[S3]]
+// CHECK-NEXT:      saga.yield %[[DD]]
+// CHECK:         %[[SUM:.*]] = saga.apply_vertex(%[[DSRC]], %[[DDST]])
+// CHECK:         %[[DW:.*]] = saga.linear_grad_weight %{{.*}}, %[[SUM]]
+// CHECK:         saga.return %[[OUT]], %{{.*}}, %[[DW]]
+saga.model @maxprop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x2xf32>
+  %y = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
+  %a = saga.propagate max src(%y) dst(%y) edge() : (!saga.vertex<2xf32>, !saga.vertex<2xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%s: tensor<2xf32>, %d: tensor<2xf32>):
+    %m = saga.mul %s, %d : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    saga.yield %m : tensor<2xf32>
+  }
+  %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
+}
+
+// -----
+
+// Tests that a min propagation gets the same count-and-select backward.
+// CHECK-LABEL: saga.model @minprop
+// CHECK:         %[[OUT:.*]] = saga.propagate min src(%[[Y:.*]]) dst() edge()
+// CHECK:         %[[COUNT:.*]] = saga.propagate sum src(%[[Y]]) dst(%[[OUT]]) edge() :
+// CHECK:           saga.select_positive
+// CHECK:         %[[SHARE:.*]] = saga.apply_vertex(%{{.*}}, %[[COUNT]])
+// CHECK:         saga.propagate sum src(%[[Y]]) dst(%[[SHARE]], %[[OUT]]) edge() {reversed}
+// CHECK:           saga.select_positive
+saga.model @minprop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x2xf32>
+  %y = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
+  %a = saga.propagate min src(%y) dst() edge() : (!saga.vertex<2xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%t: tensor<2xf32>):
+    saga.yield %t : tensor<2xf32>
+  }
+  %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
+}

@@ -9,12 +9,13 @@
 //    (L(p+h) - L(p-h)) / 2h, with L from Model::forward (models without
 //    dropout, at -O0 and -O2) or from trainStep itself under a fixed dropout
 //    seed (models with dropout: the masks are a function of the seed, so the
-//    loss is a deterministic function of the parameters). Models the
-//    autodiff does not handle yet (parameters in edge functions, which
-//    -O2's operator motion removes from G-GCN; max/min gathers and
-//    reductions, concat, multi-row matmuls) must fail to compile for
-//    training with a message saying so. Dropout is a function of the seed;
-//    1 and 2 threads give bit-identical gradients.
+//    loss is a deterministic function of the parameters). Max and min
+//    gathers also get an exact tie, whose gradient must be split evenly.
+//    Models the autodiff does not handle yet (parameters in edge functions,
+//    which -O2's operator motion removes from G-GCN; max/min reductions,
+//    concat, multi-row matmuls) must fail to compile for training with a
+//    message saying so. Dropout is a function of the seed; 1 and 2 threads
+//    give bit-identical gradients.
 // 2. Training: GCN on Cora (200 epochs, Adam, seed 0) reaches the paper's
 //    test accuracy.
 // 3. Checkpoints: `sagac train` killed with SIGKILL mid-run and resumed ends
@@ -648,6 +649,36 @@ std::string edges(const std::string &kind, bool selfLoops) {
       kEdges, {{"KIND", kind}, {"LOOPS", selfLoops ? "(self_loops)" : ""}});
 }
 
+// Max and min gathers of a message computed on the edge from parameters
+// (relu(e.src.h @ W), gated by the destination): at -O2 operator motion
+// moves the products to the vertices; at -O0 they stay on the edge.
+const char *kEdgeExtremum = R"(
+graph {
+  vertex x: f32[4];
+  vertex label: class[3];
+}
+layer X(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  param U: f32[in, out] = glorot;
+  apply_edge(e) { return relu(e.src.h @ W) * sigmoid(e.dst.h @ U); }
+  gather($KIND);
+  apply_vertex(v, a) { return a + v.h @ U; }
+}
+model M {
+  h = X(4, 5)(x);
+  out = X(5, 3)(tanh(h));
+  loss = cross_entropy(out, label);
+}
+)";
+
+/// The reduced GraphSAGE with a plain gather(KIND) of the features.
+std::string sageGather(const std::string &kind, const std::string &drop) {
+  std::string source = example(kSage, drop);
+  size_t at = source.find("gather(mean)");
+  source.replace(at, 12, "gather(" + kind + ")");
+  return source;
+}
+
 const std::vector<GradCase> &gradCases() {
   static const std::vector<GradCase> all = [] {
     std::vector<GradCase> c{
@@ -780,7 +811,15 @@ model M {
       std::string suffix = loops ? "_self_loops" : "";
       c.push_back({"gather_sum" + suffix, edges("sum", loops)});
       c.push_back({"gather_mean" + suffix, edges("mean", loops)});
+      // Random features and edge values: no two messages of a vertex tie.
+      c.push_back({"gather_max" + suffix, edges("max", loops)});
+      c.push_back({"gather_min" + suffix, edges("min", loops)});
     }
+    // Parameters on the edge (moved to the vertices at -O2).
+    for (const char *kind : {"max", "min"})
+      c.push_back({std::string("edge_relu_") + kind,
+                   substitute(kEdgeExtremum, {{"KIND", kind}}), 3,
+                   kEdgeParamError});
     // Model-level arithmetic on vertex values, a value used twice, a layer
     // without a gather, dropout at rate 0, weight decay, and a loss with
     // + - * / (subtracting or dividing by a term that depends on a
@@ -825,6 +864,11 @@ model M {
 )"});
     c.push_back({"gcn_small", example(kGcn, "0.0")});
     c.push_back({"graphsage_small", example(kSage, "0.0")});
+    // gather(max/min) of the features themselves: the tiny graph's repeated
+    // edges (0 -> 1 three times) carry equal messages, which tie exactly
+    // and move together under any perturbation.
+    c.push_back({"graphsage_max_small", sageGather("max", "0.0")});
+    c.push_back({"graphsage_min_small", sageGather("min", "0.0")});
     c.push_back({"gin_small", example(kGin, "0.0")});
     c.push_back(
         {"ggcn_small", example(kGgcn, "0.0", 6, 4, 3), 3, kEdgeParamError});
@@ -1019,6 +1063,85 @@ TEST(GradientCheckDropout, ExampleFiles) {
   }
 }
 
+// An exact tie. Vertex 2 receives x_0 @ W and x_1 @ W, equal because W's
+// two rows are equal (x_0 = [1, 0], x_1 = [0, 1]), and x_3 @ W = 0 (x_3 =
+// 0). Per feature, the gradient of vertex 2's output goes to the edges
+// whose message equals it, split evenly among ties (as torch's
+// scatter_reduce amax/amin): half to each row of W where vertices 0 and 1
+// tie, nothing where vertex 3's zero wins. Vertices 0, 1 and 3 have no
+// in-edges: their output is 0 whatever W is, and no gradient comes from
+// them.
+TEST(TrainingMaxMinGathers, ExactTieSplitsTheGradientEvenly) {
+  const char *source = R"(
+graph { vertex x: f32[2]; vertex label: class[2]; }
+layer P(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_vertex(v, a) { return v.h @ W; }
+}
+layer G(n: int) { gather($KIND); }
+model M { out = G(2)(P(2, 2)(x)); loss = cross_entropy(out, label); }
+)";
+  static const Graph graph = Graph::build(4, {0, 1, 3}, {2, 2, 2}, false);
+  const float w[2] = {0.3f, -0.2f};
+  for (const char *kind : {"max", "min"}) {
+    bool max = std::string(kind) == "max";
+    // Vertex 2's output: the tie wins feature 0 for max (0.3 > 0) and
+    // feature 1 for min (-0.2 < 0); vertex 3's zero wins the other.
+    int tied = max ? 0 : 1;
+    float out2[2] = {max ? w[0] : 0.0f, max ? 0.0f : w[1]};
+    for (unsigned optLevel : {0u, 2u}) {
+      std::string what = std::string(kind) + " -O" + std::to_string(optLevel);
+      CompileOptions co;
+      co.training = true;
+      co.optLevel = optLevel;
+      auto model = Model::compileSource(substitute(source, {{"KIND", kind}}),
+                                        "tie.saga", co);
+      ASSERT_TRUE(bool(model))
+          << what << ": " << llvm::toString(model.takeError());
+      Model &m = **model;
+      ASSERT_EQ(errorText(m.setGraph(graph)), "");
+      Tensor x({4, 2});
+      const float xs[8] = {1, 0, 0, 1, 0, 0, 0, 0};
+      std::copy(xs, xs + 8, x.f32());
+      Tensor label({4}, DType::I32);
+      const int32_t labels[4] = {0, 1, 1, 0};
+      std::copy(labels, labels + 4, label.i32());
+      ASSERT_EQ(errorText(m.setInput("x", std::move(x))), "");
+      ASSERT_EQ(errorText(m.setInput("label", std::move(label))), "");
+      std::vector<ValueInfo> params = m.params();
+      ASSERT_EQ(params.size(), 1u);
+      Tensor W({2, 2});
+      for (int i = 0; i < 4; ++i)
+        W.f32()[i] = w[i % 2];
+      ASSERT_EQ(errorText(m.setParam(params[0].name, std::move(W))), "");
+
+      auto fwd = m.forward();
+      ASSERT_TRUE(bool(fwd)) << what << ": " << llvm::toString(fwd.takeError());
+      for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ(fwd->prediction.f32()[2 * 2 + j], out2[j]) << what;
+        for (int v : {0, 1, 3})
+          EXPECT_EQ(fwd->prediction.f32()[v * 2 + j], 0.0f) << what << v;
+      }
+      auto step = m.trainStep({}, 0);
+      ASSERT_TRUE(bool(step))
+          << what << ": " << llvm::toString(step.takeError());
+      ASSERT_EQ(step->gradients.size(), 1u);
+      const Tensor &dW = step->gradients[0].second;
+      ASSERT_EQ(dW.shape(), (std::vector<int64_t>{2, 2}));
+      // loss = mean over the 4 labelled vertices; only vertex 2's output
+      // depends on W: d loss / d out_2 = (softmax(out_2) - onehot(1)) / 4.
+      double e0 = std::exp(double(out2[0])), e1 = std::exp(double(out2[1]));
+      double g2[2] = {e0 / (e0 + e1) / 4, (e1 / (e0 + e1) - 1) / 4};
+      for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+          double expected = j == tied ? 0.5 * g2[j] : 0.0;
+          EXPECT_NEAR(dW.f32()[i * 2 + j], expected, 1e-6)
+              << what << ": d loss / d W[" << i << "][" << j << "]";
+        }
+    }
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // What the autodiff does not handle yet
 //===----------------------------------------------------------------------===//
@@ -1104,19 +1227,6 @@ model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
                                        "edge.saga");
   expectContains(m, "edge.saga:6:3: error: 'saga.propagate' " +
                         std::string(kEdgeParamError));
-}
-
-TEST(TrainingNotImplemented, MaxAndMinGathers) {
-  for (const char *kind : {"max", "min"}) {
-    std::string source = example(kSage, "0.5");
-    size_t at = source.find("gather(mean)");
-    source.replace(at, 12, std::string("gather(") + kind + ")");
-    std::string m = trainingCompileError(source, "sage.saga");
-    expectContains(m,
-                   std::string("op gradient of the ") + kind +
-                       " gather is not implemented yet",
-                   kind);
-  }
 }
 
 const char *kReduceMax = R"(
@@ -1705,7 +1815,11 @@ TEST(TrainingCheckpoint, DamagedHeaders) {
     return c ? std::string() : llvm::toString(c.takeError());
   };
   auto setU64 = [](std::string s, size_t at, uint64_t v) {
-    std::memcpy(s.data() + at, &v, 8);
+    // (replace rather than memcpy into s.data(): g++ 12 at -O3 reports a
+    // false stringop-overflow for the latter)
+    char raw[8];
+    std::memcpy(raw, &v, 8);
+    s.replace(at, 8, raw, 8);
     return s;
   };
   std::string text = "GCNConv#0.W 2 2\n1 2 3 4\n";
@@ -1812,7 +1926,11 @@ TEST(TrainingCheckpoint, DamagedDimensionsInACheckpoint) {
   TempDir dir("dims");
   std::string bytes = smallCheckpointBytes(dir);
   auto setU64 = [](std::string s, size_t at, uint64_t v) {
-    std::memcpy(s.data() + at, &v, 8);
+    // (replace rather than memcpy into s.data(): g++ 12 at -O3 reports a
+    // false stringop-overflow for the latter)
+    char raw[8];
+    std::memcpy(raw, &v, 8);
+    s.replace(at, 8, raw, 8);
     return s;
   };
   // The first tensor, [2, 3]: rank at byte 53, dimensions at 61 and 69.
