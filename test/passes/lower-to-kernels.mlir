@@ -43,8 +43,17 @@ saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> 
 // CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi64>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
 // CHECK-SAME:    attributes {saga.kernel = "propagate"}
 // CHECK:         memref.load %[[OFF]]
-// CHECK:         scf.for
-// CHECK:           memref.load %[[SRC]]
+// CHECK:         scf.for %[[POS:[a-z0-9]+]] =
+// The source row of the edge 32 positions ahead is prefetched (8 floats: one
+// cache line), the index clamped to the last edge.
+// CHECK:           %[[DIM:.*]] = memref.dim %[[SRC]]
+// CHECK:           %[[LAST:.*]] = arith.subi %[[DIM]]
+// CHECK:           %[[AHEAD:.*]] = arith.addi %[[POS]], %c32
+// CHECK:           %[[CLAMP:.*]] = arith.minui %[[AHEAD]], %[[LAST]]
+// CHECK:           memref.load %[[SRC]][%[[CLAMP]]]
+// CHECK:           memref.prefetch %[[H]][%{{.*}}], read, locality<3>, data
+// CHECK-NOT:       memref.prefetch
+// CHECK:           memref.load %[[SRC]][%[[POS]]]
 // CHECK:           memref.load %[[EID]]
 // CHECK:           memref.load %[[H]]
 // CHECK:           arith.addf

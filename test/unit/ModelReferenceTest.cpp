@@ -229,6 +229,7 @@ layer GATConv(in: int, out: int, heads: int) {
   param W: f32[in, heads, out] = glorot;
   param as: f32[heads, out] = glorot;
   param ad: f32[heads, out] = glorot;
+  param b: f32[heads * out] = zeros;
   scatter(v) {
     z = v.h @ W;
     s = sum(z * as, -1);
@@ -238,8 +239,8 @@ layer GATConv(in: int, out: int, heads: int) {
     score = leaky_relu(e.src.s + e.dst.d, 0.2);
     return e.src.z;
   }
-  gather(softmax_sum(score));
-  apply_vertex(v, a) { return reshape(a, [heads * out]); }
+  gather(softmax_sum(score, dropout = 0.6));
+  apply_vertex(v, a) { return reshape(a, [heads * out]) + b; }
 }
 model GAT {
   h = dropout(x, 0.6);
@@ -248,7 +249,8 @@ model GAT {
   out = GATConv($HK, $C, 1)(h);
   loss = cross_entropy(out, label)
        + 5e-4 * (l2(GATConv#0.W) + l2(GATConv#0.as) + l2(GATConv#0.ad)
-               + l2(GATConv#1.W) + l2(GATConv#1.as) + l2(GATConv#1.ad));
+               + l2(GATConv#0.b) + l2(GATConv#1.W) + l2(GATConv#1.as)
+               + l2(GATConv#1.ad) + l2(GATConv#1.b));
 }
 )";
 
@@ -548,6 +550,7 @@ Mat gatLayer(const Mat &h, const Edges &g, Params &P, int k, int64_t out,
   const auto &W = P(inst("GATConv", k, "W"), {h.cols, heads, out});
   const auto &as = P(inst("GATConv", k, "as"), {heads, out});
   const auto &ad = P(inst("GATConv", k, "ad"), {heads, out});
+  const auto &bias = P(inst("GATConv", k, "b"), {heads * out});
   Mat z = matmul(h, W, heads * out); // row: head-major [heads, out]
   Mat s(g.V, heads), d(g.V, heads);
   for (int32_t v = 0; v < g.V; ++v)
@@ -583,6 +586,9 @@ Mat gatLayer(const Mat &h, const Edges &g, Params &P, int k, int64_t out,
         a(v, q * out + j) += alpha * z(u, q * out + j);
     }
   }
+  for (int32_t v = 0; v < g.V; ++v)
+    for (int64_t j = 0; j < heads * out; ++j)
+      a(v, j) += bias[size_t(j)];
   return a; // reshape(a, [heads * out]) is the same row
 }
 
@@ -710,7 +716,7 @@ Reference computeReference(const Spec &spec, const EdgeList &list) {
     Mat h = mapEach(gatLayer(x, g, P, 0, spec.H, spec.heads), elu);
     r.out = gatLayer(h, g, P, 1, spec.C, 1);
     for (int k = 0; k < 2; ++k)
-      for (const char *p : {"W", "as", "ad"})
+      for (const char *p : {"W", "as", "ad", "b"})
         decay += l2(P(inst("GATConv", k, p), {}));
     break;
   }

@@ -581,7 +581,7 @@ layer GATConv(in: int, out: int, heads: int) {
     score = leaky_relu(e.src.s + e.dst.d, 0.2);
     return e.src.z;
   }
-  gather(softmax_sum(score));
+  gather(softmax_sum(score, dropout = $DROP));
   apply_vertex(v, a) { return reshape(a, [heads * out]); }
 }
 model GAT {
