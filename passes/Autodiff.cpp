@@ -377,15 +377,14 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
   }
 
   Block &fwd = op.getBody().front();
-  bool capturesActive = false;
+  // Active values the edge function reads from outside (parameters, when
+  // operator motion did not move their use to the vertex side).
+  llvm::SetVector<Value> captured;
   fwd.walk([&](Operation *o) {
     for (Value v : o->getOperands())
-      capturesActive |= v.getParentBlock() != &fwd && active(v);
+      if (v.getParentBlock() != &fwd && active(v))
+        captured.insert(v);
   });
-  if (capturesActive)
-    return op.emitOpError()
-           << "gradient of a parameter used inside an edge function is not "
-           << "implemented yet; compute it on the vertex side";
   unsigned numSrcs = op.getSrcs().size(), numDsts = op.getDsts().size();
   auto fwdYield = cast<YieldOp>(fwd.getTerminator());
 
@@ -493,13 +492,13 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
     extras = {g, op.getResult(), *maxScore, *expSum};
   }
 
-  // One backward propagation per differentiable src or dst operand.
-  auto backward = [&](unsigned argIndex, bool reversed) -> LogicalResult {
-    Value target = op->getOperand(argIndex);
-    auto targetType = cast<VertexType>(target.getType());
-    if (!active(target) || !isa<FloatType>(targetType.getElementType()))
-      return success();
-    auto result = derived(
+  // A backward propagation: for every vertex, the sum over its edges
+  // (out-edges when `reversed`) of the gradient of `bodyValue(map)`, a body
+  // argument or a captured value, through the re-evaluated edge function.
+  auto backward = [&](VertexType targetType, bool reversed,
+                      function_ref<Value(IRMapping &)> bodyValue)
+      -> FailureOr<Value> {
+    return derived(
         GatherKind::sum, targetType, extras, reversed,
         [&](OpBuilder &inner, IRMapping &map, ArrayRef<Value> extra,
             ArrayRef<Operation *> cloned) -> FailureOr<Value> {
@@ -533,23 +532,43 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
           }
           if (failed(vjp(cloned, inner, local)))
             return failure();
-          Value grad = local.lookup(map.lookup(fwd.getArgument(argIndex)));
+          Value grad = local.lookup(bodyValue(map));
           if (!grad)
             grad = gb.constant(targetType.getElementTensorType().getShape(),
                                0.0);
           return grad;
         });
-    if (failed(result))
-      return failure();
-    accumulate(target, *result, loc);
-    return success();
   };
-  for (unsigned i = 0; i < numSrcs; ++i)
-    if (failed(backward(i, /*reversed=*/true)))
+  // One backward propagation per differentiable src or dst operand: src
+  // gradients flow over the reversed graph, dst gradients over the forward.
+  for (unsigned i = 0; i < numSrcs + numDsts; ++i) {
+    Value target = op->getOperand(i);
+    auto targetType = cast<VertexType>(target.getType());
+    if (!active(target) || !isa<FloatType>(targetType.getElementType()))
+      continue;
+    auto grad = backward(targetType, /*reversed=*/i < numSrcs,
+                         [&](IRMapping &map) {
+                           return map.lookup(fwd.getArgument(i));
+                         });
+    if (failed(grad))
       return failure();
-  for (unsigned i = 0; i < numDsts; ++i)
-    if (failed(backward(numSrcs + i, /*reversed=*/false)))
+    accumulate(target, *grad, loc);
+  }
+  // A captured parameter's gradient is a sum over all edges: each vertex
+  // sums its in-edges' contributions into a row of the parameter's shape,
+  // then the rows are summed. This materialises one parameter-sized row per
+  // vertex (what operator motion avoids by moving the use to the vertex
+  // side, where the product becomes one GEMM).
+  for (Value param : captured) {
+    auto type = tensorType(param);
+    auto rowType = VertexType::get(b.getContext(), type.getShape(),
+                                   type.getElementType());
+    auto grad = backward(rowType, /*reversed=*/false,
+                         [&](IRMapping &) { return param; });
+    if (failed(grad))
       return failure();
+    accumulate(param, SumRowsOp::create(b, loc, type, *grad), loc);
+  }
   return success();
 }
 

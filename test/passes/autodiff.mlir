@@ -125,3 +125,25 @@ saga.model @minprop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<
   %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
   saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests that a parameter read inside the edge function gets a sum over the
+// edges: a propagation whose body yields the per-edge outer product (a row
+// of the parameter's shape per vertex), then a sum over the rows.
+// CHECK-LABEL: saga.model @edgeparam
+// CHECK-SAME:    saga.gradients = ["W"]
+// CHECK:         %[[ROWS:.*]] = saga.propagate sum src(%{{.*}}) dst(%{{.*}}) edge() : (!saga.vertex<4xf32>, !saga.vertex<2xf32>) -> !saga.vertex<4x2xf32>
+// CHECK:           saga.matmul %{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x2xf32> -> tensor<4x2xf32>
+// CHECK:         %[[DW:.*]] = saga.sum_rows %[[ROWS]] : !saga.vertex<4x2xf32> -> tensor<4x2xf32>
+// CHECK:         saga.return %{{.*}}, %{{.*}}, %[[DW]]
+saga.model @edgeparam(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x2xf32>
+  %a = saga.propagate sum src(%x) dst() edge() : (!saga.vertex<4xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    %m = saga.matmul %t, %W : tensor<4xf32>, tensor<4x2xf32> -> tensor<2xf32>
+    saga.yield %m : tensor<2xf32>
+  }
+  %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
+}

@@ -11,8 +11,8 @@
 //    seed (models with dropout: the masks are a function of the seed, so the
 //    loss is a deterministic function of the parameters). Max and min
 //    gathers also get an exact tie, whose gradient must be split evenly.
-//    Models the autodiff does not handle yet (parameters in edge functions,
-//    which -O2's operator motion removes from G-GCN; max/min reductions,
+//    Parameters inside edge functions (G-GCN at -O0) get sums over the
+//    edges. Models the autodiff does not handle yet (max/min reductions,
 //    concat, multi-row matmuls) must fail to compile for training with a
 //    message saying so. Dropout is a function of the seed; 1 and 2 threads
 //    give bit-identical gradients.
@@ -423,8 +423,6 @@ struct GradCase {
   std::string name;
   std::string source;
   int64_t classes = 3;
-  /// Set when the model trains only at -O2: the -O0 compile error.
-  std::string o0Error = "";
 };
 
 // Elementwise ops: a two-layer model whose apply_vertex computes t from the
@@ -605,10 +603,6 @@ std::string gat(const std::string &drop, bool selfLoops, int K = 2) {
                            {"DROP", drop},
                            {"LOOPS", selfLoops ? "(self_loops)" : ""}});
 }
-
-const char *kEdgeParamError =
-    "op gradient of a parameter used inside an edge function is not "
-    "implemented yet; compute it on the vertex side";
 
 std::string example(const char *text, const std::string &drop, int F = 6,
                     int H = 5, int C = 3) {
@@ -815,11 +809,37 @@ model M {
       c.push_back({"gather_max" + suffix, edges("max", loops)});
       c.push_back({"gather_min" + suffix, edges("min", loops)});
     }
-    // Parameters on the edge (moved to the vertices at -O2).
+    // Parameters on the edge (moved to the vertices at -O2; at -O0 their
+    // gradients are sums over the edges).
     for (const char *kind : {"max", "min"})
       c.push_back({std::string("edge_relu_") + kind,
-                   substitute(kEdgeExtremum, {{"KIND", kind}}), 3,
-                   kEdgeParamError});
+                   substitute(kEdgeExtremum, {{"KIND", kind}})});
+    // A parameter applied to values of both ends of an edge, which operator
+    // motion cannot move: its gradient is a sum over the edges at -O2 too.
+    // Once with the layer's input computed from a parameter, once with a
+    // graph input (no backward propagation for the input then).
+    c.push_back({"edge_param_both_ends", R"(
+graph { vertex x: f32[4]; vertex label: class[3]; }
+layer P(in: int) {
+  param c: f32[in] = ones;
+  apply_vertex(v, a) { return v.h * c; }
+}
+layer L(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_edge(e) { return (e.src.h - e.dst.h) @ W; }
+  gather(sum);
+}
+model M { out = L(4, 3)(P(4)(x)); loss = cross_entropy(out, label); }
+)"});
+    c.push_back({"edge_param_graph_input", R"(
+graph { vertex x: f32[4]; vertex label: class[3]; }
+layer L(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_edge(e) { return tanh((e.src.h - e.dst.h) @ W); }
+  gather(mean);
+}
+model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
+)"});
     // Model-level arithmetic on vertex values, a value used twice, a layer
     // without a gather, dropout at rate 0, weight decay, and a loss with
     // + - * / (subtracting or dividing by a term that depends on a
@@ -870,8 +890,7 @@ model M {
     c.push_back({"graphsage_max_small", sageGather("max", "0.0")});
     c.push_back({"graphsage_min_small", sageGather("min", "0.0")});
     c.push_back({"gin_small", example(kGin, "0.0")});
-    c.push_back(
-        {"ggcn_small", example(kGgcn, "0.0", 6, 4, 3), 3, kEdgeParamError});
+    c.push_back({"ggcn_small", example(kGgcn, "0.0", 6, 4, 3), 3});
     // Without self loops some vertices gather from no edge at all.
     c.push_back({"gat_small", gat("0.0", true)});
     c.push_back({"gat_small_no_self_loops", gat("0.0", false, 3)});
@@ -895,13 +914,6 @@ TEST_P(GradientCheck, MatchesFiniteDifferences) {
     co.training = true;
     co.optLevel = optLevel;
     auto model = Model::compileSource(c.source, c.name + ".saga", co);
-    if (optLevel == 0 && !c.o0Error.empty()) {
-      // -O0 has no operator motion: the parameters stay on the edges.
-      EXPECT_FALSE(bool(model)) << what << ": compiled for training";
-      if (!model)
-        expectContains(llvm::toString(model.takeError()), c.o0Error, what);
-      continue;
-    }
     ASSERT_TRUE(bool(model))
         << what << ": " << llvm::toString(model.takeError());
     Model &m = **model;
@@ -1168,65 +1180,6 @@ TEST(TrainingSoftmax, GatCompilesForTraining) {
   co.training = true;
   auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gat.saga", co);
   ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-}
-
-// G-GCN trains at -O2, where operator motion moves its edge matmuls to the
-// vertices; at -O0 they stay in the edge function.
-TEST(TrainingNotImplemented, GgcnAtO0) {
-  std::string path = SAGA_EXAMPLES_DIR "/ggcn.saga";
-  CompileOptions co;
-  co.training = true;
-  co.optLevel = 0;
-  auto model = Model::compileFile(path, co);
-  ASSERT_FALSE(bool(model)) << "ggcn.saga compiled for training at -O0";
-  std::string m = llvm::toString(model.takeError());
-  expectContains(m, "compiling the training plan failed");
-  expectContains(m, "ggcn.saga:33:3: error: 'saga.propagate' " +
-                        std::string(kEdgeParamError));
-  co.optLevel = 2;
-  auto o2 = Model::compileFile(path, co);
-  EXPECT_TRUE(bool(o2)) << (o2 ? "" : llvm::toString(o2.takeError()));
-}
-
-// A parameter applied to a value of both ends of an edge cannot move. (The
-// layer's input is computed from a parameter; EdgeParameterOnAGraphInput
-// below has a graph input.)
-TEST(TrainingNotImplemented, ParameterOnBothEndsOfAnEdge) {
-  std::string m = trainingCompileError(R"(
-graph { vertex x: f32[4]; vertex label: class[3]; }
-layer P(in: int) {
-  param c: f32[in] = ones;
-  apply_vertex(v, a) { return v.h * c; }
-}
-layer L(in: int, out: int) {
-  param W: f32[in, out] = glorot;
-  apply_edge(e) { return (e.src.h - e.dst.h) @ W; }
-  gather(sum);
-}
-model M { out = L(4, 3)(P(4)(x)); loss = cross_entropy(out, label); }
-)",
-                                       "edge.saga");
-  expectContains(m, "edge.saga:10:3: error: 'saga.propagate' " +
-                        std::string(kEdgeParamError));
-}
-
-// The same with the layer reading a graph input: no backward propagation is
-// built for it (nothing upstream depends on a parameter), and still W's
-// gradient is reported as not implemented (it used to compile, with a zero
-// gradient for W).
-TEST(TrainingNotImplemented, EdgeParameterOnAGraphInput) {
-  std::string m = trainingCompileError(R"(
-graph { vertex x: f32[4]; vertex label: class[3]; }
-layer L(in: int, out: int) {
-  param W: f32[in, out] = glorot;
-  apply_edge(e) { return (e.src.h - e.dst.h) @ W; }
-  gather(sum);
-}
-model M { out = L(4, 3)(x); loss = cross_entropy(out, label); }
-)",
-                                       "edge.saga");
-  expectContains(m, "edge.saga:6:3: error: 'saga.propagate' " +
-                        std::string(kEdgeParamError));
 }
 
 const char *kReduceMax = R"(
