@@ -15,7 +15,7 @@ using namespace saga;
 
 namespace {
 constexpr char kMagic[8] = {'S', 'A', 'G', 'A', 'C', 'K', 'P', 'T'};
-constexpr uint64_t kVersion = 1;
+constexpr uint64_t kVersion = 2;
 
 void put(std::string &out, uint64_t v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof v);
@@ -110,6 +110,10 @@ llvm::Error saga::saveCheckpoint(const std::string &path,
   put(bytes, kVersion);
   put(bytes, ckpt.epoch);
   put(bytes, ckpt.step);
+  uint64_t best;
+  std::memcpy(&best, &ckpt.bestVal, sizeof best);
+  put(bytes, best);
+  put(bytes, ckpt.sinceBest);
   putTensors(bytes, ckpt.params);
   putTensors(bytes, ckpt.moment1);
   putTensors(bytes, ckpt.moment2);
@@ -150,13 +154,18 @@ llvm::Expected<Checkpoint> saga::loadCheckpoint(const std::string &path) {
     return llvm::createStringError(path + ": not a Saga checkpoint");
   Reader r{data.drop_front(sizeof kMagic), path};
   uint64_t version = r.u64();
-  if (!r.failed && version != kVersion)
+  if (!r.failed && version != 1 && version != kVersion)
     return llvm::createStringError(path + ": checkpoint version " +
                                    std::to_string(version) +
-                                   " is not supported (expected 1)");
+                                   " is not supported (expected 1 or 2)");
   Checkpoint c;
   c.epoch = r.u64();
   c.step = r.u64();
+  if (version >= 2) {
+    uint64_t best = r.u64();
+    std::memcpy(&c.bestVal, &best, sizeof best);
+    c.sinceBest = r.u64();
+  }
   c.params = r.tensors();
   c.moment1 = r.tensors();
   c.moment2 = r.tensors();

@@ -135,6 +135,8 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
             const std::function<void(const EpochStats &)> &progress) {
   Optimizer optimizer(model, options);
   unsigned first = 1;
+  double bestVal = -1;   // early stopping: best validation accuracy so far
+  uint64_t sinceBest = 0; // and the epochs since
   if (options.resume) {
     if (options.checkpointPath.empty())
       return llvm::createStringError("resuming needs a checkpoint path");
@@ -144,6 +146,8 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
     if (llvm::Error e = optimizer.restore(*ckpt))
       return std::move(e);
     first = unsigned(ckpt->epoch) + 1;
+    bestVal = ckpt->bestVal;
+    sinceBest = ckpt->sinceBest;
   }
 
   // The log holds exactly the checkpointed epochs: a resumed run keeps the
@@ -173,8 +177,6 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
   }
 
   TrainResult result;
-  double bestVal = -1;
-  unsigned sinceBest = 0;
   ForwardOptions trainMask;
   trainMask.lossMask = split.train;
   for (unsigned epoch = first; epoch <= options.epochs; ++epoch) {
@@ -212,16 +214,25 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
                            s.seconds);
       log->flush();
     }
-    if (!options.checkpointPath.empty())
-      if (llvm::Error e = saveCheckpoint(options.checkpointPath,
-                                         optimizer.save(epoch)))
-        return std::move(e);
-    if (progress)
-      progress(s);
+    // Early stopping's state goes into the checkpoint, so a resumed run
+    // stops where the uninterrupted one does.
+    bool stop = false;
     if (s.valAcc > bestVal) {
       bestVal = s.valAcc;
       sinceBest = 0;
     } else if (options.patience && ++sinceBest >= options.patience) {
+      stop = true;
+    }
+    if (!options.checkpointPath.empty()) {
+      Checkpoint ckpt = optimizer.save(epoch);
+      ckpt.bestVal = bestVal;
+      ckpt.sinceBest = sinceBest;
+      if (llvm::Error e = saveCheckpoint(options.checkpointPath, ckpt))
+        return std::move(e);
+    }
+    if (progress)
+      progress(s);
+    if (stop) {
       result.stoppedEarly = true;
       break;
     }
