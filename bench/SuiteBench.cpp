@@ -1,0 +1,580 @@
+//===- SuiteBench.cpp - Saga's side of bench/suite.sh ---------------------===//
+//
+//   saga-bench-suite agg --scale 20 --edge-factor 16 --widths 16,64,256 \
+//       --threads 2 --repeat 5 --dump DIR
+//   saga-bench-suite train --scale 20 --edge-factor 16 --threads 2 \
+//       --epochs 5 --dump DIR
+//   saga-bench-suite train --model bench/models/gat64.saga \
+//       --disable-pass fuse-propagation --scale 18   (bench/fusion.sh)
+//
+// `agg`: generates an R-MAT graph (runtime/Synthetic.h: Graph500 quadrant
+// probabilities, vertex ids permuted, self loops and repeated edges
+// removed), and for each width F compiles bench/models/agg{F}.saga (the sum
+// over in-neighbours, out[v] = sum_{u->v} x[u]), binds random features in
+// [-1, 1), runs one warm-up forward pass and --repeat timed ones, and prints
+// the median forward time (ForwardResult::seconds: the whole plan, including
+// the output's allocation), the median time of the propagation kernel alone
+// (the plan's `launch` step, from ForwardOptions::profile), and the effective
+// bandwidth over the compulsory bytes 8(V+1) + 4E + 4VF + 4VF (in-offsets,
+// sources, features read once, output written once).
+//
+// `train`: compiles --model (bench/models/gcn64.saga: 2-layer GCN, 64-64-16,
+// dropout 0.5, cross-entropy + 5e-4 l2) for training, adds self loops, gives
+// every vertex a random class, and trains with saga::train (runtime/
+// Trainer.h: Adam, lr 0.01, the loss over all vertices) for one warm-up
+// epoch plus --epochs timed ones. An epoch is what the trainer does per
+// epoch: forward with dropout + backward (Model::trainStep), the Adam step,
+// and an evaluation forward pass with its accuracy. --opt-level and
+// --disable-pass choose the passes (CompileOptions), and the peak resident
+// set (getrusage's ru_maxrss) is reported twice: before the first epoch
+// (the graph, its generation, the inputs, the compiled plans and one
+// evaluation pass) and at the end (so the training peak when it is higher);
+// bench/fusion.sh runs one process per configuration so that each peak is
+// its own.
+//
+// --dump DIR writes what bench/suite_baselines.py needs, as .npy files: the
+// edges (src.npy, dst.npy, int32, without self loops), and for `agg` the
+// features x{F}.npy and Saga's output out{F}.npy; for `train` features.npy,
+// labels.npy, the initial parameters and the initial (evaluation) loss, in
+// meta.json. Each measurement ends in a `RESULT key=value ...` line for
+// bench/suite.sh; `progress` lines mark the long steps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/Synthetic.h"
+#include "runtime/Trainer.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+using namespace saga;
+
+namespace {
+
+struct Options {
+  std::string mode;
+  std::string model;
+  std::string models = SAGA_SOURCE_DIR "/bench/models";
+  std::vector<int> widths{16, 64, 256};
+  int scale = 20;
+  int edgeFactor = 16;
+  unsigned threads = 1;
+  unsigned repeat = 5;
+  unsigned epochs = 5;
+  uint64_t seed = 1;
+  std::string dumpDir;
+  unsigned optLevel = 2;
+  std::vector<std::string> disabledPasses;
+};
+
+const char *kUsage = R"(saga-bench-suite: Saga's side of bench/suite.sh
+
+usage: saga-bench-suite agg|train [options]
+  agg                 time the sum aggregation (bench/models/agg{F}.saga) for
+                      each width F on an R-MAT graph
+  train               time GCN training epochs (saga::train, Adam) on an
+                      R-MAT graph
+options:
+  --scale N           R-MAT: 2^N vertices (default 20)
+  --edge-factor N     R-MAT: sampled edges per vertex (default 16)
+  --seed S            seed of graph, features, labels, parameters (default 1)
+  --threads N         worker threads (default 1)
+  --widths A,B,...    agg: feature widths (default 16,64,256)
+  --models DIR        agg: where agg{F}.saga are (default bench/models)
+  --repeat N          agg: timed forward passes after one warm-up (default 5)
+  --model FILE        train: the model (default bench/models/gcn64.saga)
+  --epochs N          train: timed epochs after one warm-up epoch (default 5)
+  --opt-level N       train: 0 (no optimisation) or 2 (default)
+  --disable-pass A,B  train: -O2 passes to leave out (e.g. fuse-propagation)
+  --dump DIR          write the graph, features, Saga's outputs (agg) or the
+                      labels and initial parameters (train) as .npy for
+                      bench/suite_baselines.py
+)";
+
+double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+[[noreturn]] void fail(const llvm::Twine &message) {
+  llvm::errs() << "saga-bench-suite: error: " << message << "\n";
+  std::exit(1);
+}
+
+void check(llvm::Error e) {
+  if (e)
+    fail(llvm::toString(std::move(e)));
+}
+
+template <typename T> T check(llvm::Expected<T> value) {
+  if (!value)
+    fail(llvm::toString(value.takeError()));
+  return std::move(*value);
+}
+
+void progress(const llvm::Twine &what) {
+  llvm::outs() << "progress  " << what << "\n";
+  llvm::outs().flush();
+}
+
+// LLVM's cl:: registry already holds options such as -threads in libLLVM, so
+// the few options here are parsed by hand (as in ForwardBench.cpp).
+Options parseOptions(int argc, char **argv) {
+  Options o;
+  int i = 1;
+  if (argc > 1 && argv[1][0] != '-')
+    o.mode = argv[i++];
+  for (; i < argc; ++i) {
+    std::string arg = argv[i], value;
+    if (arg == "-h" || arg == "--help") {
+      llvm::outs() << kUsage;
+      std::exit(0);
+    }
+    size_t eq = arg.find('=');
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+    } else if (i + 1 < argc) {
+      value = argv[++i];
+    } else {
+      fail("option " + arg + " needs a value (see --help)");
+    }
+    auto number = [&](const std::string &text, uint64_t max) -> uint64_t {
+      char *end = nullptr;
+      errno = 0;
+      unsigned long long n = std::strtoull(text.c_str(), &end, 10);
+      if (text.empty() || *end || errno || n > max || text[0] == '-')
+        fail("option " + arg + " needs a number up to " + std::to_string(max) +
+             ", not '" + text + "'");
+      return n;
+    };
+    if (arg == "--model")
+      o.model = value;
+    else if (arg == "--models")
+      o.models = value;
+    else if (arg == "--widths") {
+      o.widths.clear();
+      std::stringstream list(value);
+      for (std::string item; std::getline(list, item, ',');)
+        o.widths.push_back(int(number(item, 1 << 16)));
+    } else if (arg == "--scale")
+      o.scale = int(number(value, 30));
+    else if (arg == "--edge-factor")
+      o.edgeFactor = int(number(value, 1 << 20));
+    else if (arg == "--threads")
+      o.threads = unsigned(number(value, 1024));
+    else if (arg == "--repeat")
+      o.repeat = unsigned(number(value, 1 << 20));
+    else if (arg == "--epochs")
+      o.epochs = unsigned(number(value, 1 << 20));
+    else if (arg == "--seed")
+      o.seed = number(value, UINT64_MAX);
+    else if (arg == "--dump")
+      o.dumpDir = value;
+    else if (arg == "--opt-level")
+      o.optLevel = unsigned(number(value, 2));
+    else if (arg == "--disable-pass") {
+      std::stringstream list(value);
+      for (std::string item; std::getline(list, item, ',');)
+        o.disabledPasses.push_back(item);
+    } else
+      fail("unknown option " + arg + " (see --help)");
+  }
+  if (o.mode != "agg" && o.mode != "train")
+    fail("the first argument must be agg or train (see --help)");
+  if (o.repeat < 1 || o.epochs < 1 || o.threads < 1 || o.scale < 1 ||
+      o.edgeFactor < 1)
+    fail("--repeat, --epochs, --threads, --scale and --edge-factor must be at "
+         "least 1");
+  if (o.widths.empty() ||
+      std::any_of(o.widths.begin(), o.widths.end(), [](int w) { return !w; }))
+    fail("--widths needs positive widths");
+  if (o.model.empty())
+    o.model = SAGA_SOURCE_DIR "/bench/models/gcn64.saga";
+  return o;
+}
+
+/// Writes a little-endian, C-order .npy file (format 1.0).
+void writeNpy(const std::string &path, const char *descr,
+              const std::vector<int64_t> &shape, const void *data,
+              size_t bytes) {
+  std::string dims;
+  for (int64_t d : shape)
+    dims += std::to_string(d) + ",";
+  if (shape.size() > 1)
+    dims.pop_back();
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  uint16_t length = uint16_t(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(char(length & 0xff));
+  out.put(char(length >> 8));
+  out << header;
+  out.write(static_cast<const char *>(data), std::streamsize(bytes));
+  if (!out)
+    fail("cannot write " + path);
+}
+
+void writeTensor(const std::string &path, const Tensor &t) {
+  writeNpy(path, t.dtype() == DType::F32 ? "<f4" : "<i4", t.shape(),
+           static_cast<const void *>(t.f32()), size_t(t.numElements()) * 4);
+}
+
+std::string dumpPath(const Options &o, const std::string &file) {
+  if (std::error_code ec = llvm::sys::fs::create_directories(o.dumpDir))
+    fail("cannot create " + o.dumpDir + ": " + ec.message());
+  return o.dumpDir + "/" + file;
+}
+
+void dumpEdges(const Options &o, const EdgeList &edges) {
+  int64_t e = int64_t(edges.src.size());
+  writeNpy(dumpPath(o, "src.npy"), "<i4", {e}, edges.src.data(), size_t(e) * 4);
+  writeNpy(dumpPath(o, "dst.npy"), "<i4", {e}, edges.dst.data(), size_t(e) * 4);
+}
+
+/// The peak resident set size of this process so far, in MiB.
+double peakRssMiB() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return double(usage.ru_maxrss) / 1024.0; // KiB on Linux
+}
+
+/// The resident set size of this process now, in MiB (/proc/self/statm).
+double currentRssMiB() {
+  std::ifstream statm("/proc/self/statm");
+  long long pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+EdgeList generate(const Options &o) {
+  progress(llvm::formatv("generating R-MAT scale {0}, edge factor {1}, "
+                         "seed {2}",
+                         o.scale, o.edgeFactor, o.seed)
+               .str());
+  auto start = std::chrono::steady_clock::now();
+  EdgeList edges = rmatGraph(o.scale, o.edgeFactor, o.seed);
+  llvm::outs() << llvm::format(
+      "graph     rmat scale %d edge factor %d seed %llu: %d vertices, %lld "
+      "edges (of %lld sampled; self loops and repeats removed), generated "
+      "in %.1f ms\n",
+      o.scale, o.edgeFactor, (unsigned long long)o.seed, edges.numVertices,
+      (long long)edges.src.size(),
+      (long long)(int64_t(edges.numVertices) * o.edgeFactor),
+      secondsSince(start) * 1e3);
+  return edges;
+}
+
+void degreeStats(const Graph &g) {
+  int64_t maxIn = 0, maxOut = 0, isolated = 0;
+  for (int32_t v = 0; v < g.numVertices; ++v) {
+    int64_t in = g.inOffsets[v + 1] - g.inOffsets[v];
+    maxIn = std::max(maxIn, in);
+    maxOut = std::max(maxOut, g.outOffsets[v + 1] - g.outOffsets[v]);
+    isolated += in == 0;
+  }
+  llvm::outs() << llvm::format(
+      "degrees   mean in-degree %.2f, max in %lld, max out %lld, %lld "
+      "vertices without in-edges\n",
+      double(g.numEdges) / std::max(1, g.numVertices), (long long)maxIn,
+      (long long)maxOut, (long long)isolated);
+}
+
+int64_t featureWidth(const Model &model) {
+  for (const ValueInfo &in : model.inputs())
+    if (in.domain == ValueInfo::Vertex && in.dtype == DType::F32) {
+      int64_t width = 1;
+      for (int64_t d : in.shape)
+        width *= d;
+      return width;
+    }
+  fail("the model has no f32 vertex input for the features");
+}
+
+std::string featureInput(const Model &model) {
+  for (const ValueInfo &in : model.inputs())
+    if (in.domain == ValueInfo::Vertex && in.dtype == DType::F32)
+      return in.name;
+  fail("the model has no f32 vertex input for the features");
+}
+
+// --- agg ---------------------------------------------------------------------
+
+int runAggregation(const Options &o) {
+  EdgeList edges = generate(o);
+  auto start = std::chrono::steady_clock::now();
+  Graph graph = Graph::build(edges.numVertices, edges.src, edges.dst,
+                             /*addSelfLoops=*/false);
+  llvm::outs() << llvm::format("prepare   CSR build %.1f ms\n",
+                               secondsSince(start) * 1e3);
+  degreeStats(graph);
+  if (!o.dumpDir.empty()) {
+    dumpEdges(o, edges);
+    std::ofstream meta(dumpPath(o, "meta.json"));
+    meta << "{\n  \"graph\": \"rmat-s" << o.scale << "-e" << o.edgeFactor
+         << "\",\n  \"scale\": " << o.scale
+         << ",\n  \"edge_factor\": " << o.edgeFactor
+         << ",\n  \"seed\": " << o.seed
+         << ",\n  \"num_vertices\": " << graph.numVertices
+         << ",\n  \"num_edges\": " << graph.numEdges << "\n}\n";
+    if (!meta)
+      fail("cannot write " + o.dumpDir + "/meta.json");
+  }
+  const double v = graph.numVertices, e = double(graph.numEdges);
+
+  for (int width : o.widths) {
+    std::string path = o.models + "/agg" + std::to_string(width) + ".saga";
+    progress("width " + std::to_string(width) + ": compiling " + path);
+    CompileOptions options;
+    options.threads = o.threads;
+    std::unique_ptr<Model> model = check(Model::compileFile(path, options));
+    if (featureWidth(*model) != width)
+      fail(path + " has " + std::to_string(featureWidth(*model)) +
+           " features per vertex, not " + std::to_string(width));
+    if (model->selfLoops())
+      fail(path + " declares self_loops; the aggregation has none");
+    Tensor features =
+        randomFeatures(graph.numVertices, width, o.seed + uint64_t(width));
+    check(model->setGraph(graph));
+    check(model->setInput(featureInput(*model), features));
+
+    progress("width " + std::to_string(width) + ": 1 warm-up + " +
+             std::to_string(o.repeat) + " timed forward passes");
+    ForwardOptions fo;
+    fo.profile = true;
+    const double warmSeconds = check(model->forward(fo)).seconds;
+    std::vector<double> times, kernels;
+    ForwardResult last;
+    for (unsigned i = 0; i < o.repeat; ++i) {
+      last = ForwardResult(); // one output alive at a time
+      last = check(model->forward(fo));
+      times.push_back(last.seconds);
+      double k = 0;
+      for (auto &[step, seconds] : last.profile)
+        if (llvm::StringRef(step).starts_with("launch"))
+          k += seconds;
+      kernels.push_back(k);
+    }
+    double med = median(times), kernel = median(kernels);
+    double bytes = 8 * (v + 1) + 4 * e + 8 * v * width;
+    llvm::outs() << llvm::format(
+        "agg       F=%d: forward median %.3f ms over %u runs (min %.3f, max "
+        "%.3f; warm-up %.3f); propagation kernel median %.3f ms; "
+        "compulsory %.1f MB -> %.2f GB/s (kernel %.2f GB/s); compile %.1f "
+        "ms; %u threads\n",
+        width, med * 1e3, o.repeat,
+        *std::min_element(times.begin(), times.end()) * 1e3,
+        *std::max_element(times.begin(), times.end()) * 1e3, warmSeconds * 1e3,
+        kernel * 1e3, bytes / 1e6, bytes / med / 1e9, bytes / kernel / 1e9,
+        model->compileStats().total() * 1e3, o.threads);
+    if (!o.dumpDir.empty()) {
+      progress("width " + std::to_string(width) + ": dumping x" +
+               std::to_string(width) + ".npy and out" + std::to_string(width) +
+               ".npy");
+      writeTensor(dumpPath(o, "x" + std::to_string(width) + ".npy"), features);
+      writeTensor(dumpPath(o, "out" + std::to_string(width) + ".npy"),
+                  last.prediction);
+    }
+    llvm::outs() << llvm::format(
+        "RESULT kind=agg system=saga scale=%d edge_factor=%d vertices=%d "
+        "edges=%lld width=%d threads=%u ms=%.3f kernel_ms=%.3f "
+        "compile_ms=%.3f\n",
+        o.scale, o.edgeFactor, graph.numVertices, (long long)graph.numEdges,
+        width, o.threads, med * 1e3, kernel * 1e3,
+        model->compileStats().total() * 1e3);
+    llvm::outs().flush();
+  }
+  return 0;
+}
+
+// --- train -------------------------------------------------------------------
+
+int runTraining(const Options &o) {
+  CompileOptions options;
+  options.threads = o.threads;
+  options.training = true;
+  options.optLevel = o.optLevel;
+  options.disabledPasses = o.disabledPasses;
+  std::string passes = "O" + std::to_string(o.optLevel);
+  for (const std::string &p : o.disabledPasses)
+    passes += ",no-" + p;
+  progress("compiling " + o.model + " for training (" + passes + ")");
+  std::unique_ptr<Model> model = check(Model::compileFile(o.model, options));
+  const int64_t width = featureWidth(*model);
+
+  EdgeList edges = generate(o);
+  auto start = std::chrono::steady_clock::now();
+  Graph graph =
+      Graph::build(edges.numVertices, edges.src, edges.dst, model->selfLoops());
+  llvm::outs() << llvm::format(
+      "prepare   CSR build %.1f ms (%s)\n", secondsSince(start) * 1e3,
+      model->selfLoops() ? "with self loops" : "no self loops");
+  degreeStats(graph);
+  Tensor features = randomFeatures(graph.numVertices, width, o.seed);
+  Tensor labels({int64_t(graph.numVertices)}, DType::I32);
+  std::fill(labels.i32(), labels.i32() + labels.numElements(), -1);
+  check(model->setGraph(graph));
+  std::string labelName;
+  for (const ValueInfo &in : model->inputs())
+    if (in.domain == ValueInfo::Vertex && in.dtype == DType::I32)
+      labelName = in.name;
+  if (labelName.empty())
+    fail(o.model + " has no class input for the labels");
+  check(model->setInput(featureInput(*model), features));
+  check(model->setInput(labelName, labels));
+  model->initParams(o.seed);
+
+  // Random classes in [0, classes) (as saga-bench-forward draws them), then
+  // the evaluation loss at the initial parameters, which the baselines
+  // reproduce as a check.
+  int64_t classes = check(model->forward()).prediction.rowSize();
+  uint64_t state = o.seed * 0x9e3779b97f4a7c15ULL + 0x4c4142454c53ULL;
+  Split split;
+  split.labels.resize(graph.numVertices);
+  for (int32_t v = 0; v < graph.numVertices; ++v) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    labels.i32()[v] = split.labels[v] =
+        int32_t((unsigned __int128)z * uint64_t(classes) >> 64);
+    split.train.push_back(v); // the loss over all vertices
+  }
+  check(model->setInput(labelName, labels));
+  ForwardOptions all;
+  all.lossMask = split.train;
+  ForwardResult initial = check(model->forward(all));
+  double initialLoss = initial.loss ? *initial.loss : NAN;
+  llvm::outs() << llvm::format(
+      "train     %s: %lld features, %lld classes; initial loss %.6f "
+      "(evaluation forward %.1f ms)\n",
+      o.model.c_str(), (long long)width, (long long)classes, initialLoss,
+      initial.seconds * 1e3);
+
+  if (!o.dumpDir.empty()) {
+    progress("dumping the graph, features, labels and parameters");
+    dumpEdges(o, edges);
+    writeTensor(dumpPath(o, "features.npy"), features);
+    writeTensor(dumpPath(o, "labels.npy"), labels);
+    std::string params;
+    int index = 0;
+    for (const ValueInfo &p : model->params()) {
+      std::string file = "param" + std::to_string(index++) + ".npy";
+      writeTensor(dumpPath(o, file), *model->param(p.name));
+      params += std::string(params.empty() ? "" : ", ") + "\"" +
+                jsonEscape(p.name) + "\": \"" + file + "\"";
+    }
+    std::ofstream meta(dumpPath(o, "meta.json"));
+    meta << "{\n  \"graph\": \"rmat-s" << o.scale << "-e" << o.edgeFactor
+         << "\",\n  \"model\": \"" << jsonEscape(o.model)
+         << "\",\n  \"num_vertices\": " << graph.numVertices
+         << ",\n  \"num_edges\": " << edges.src.size()
+         << ",\n  \"self_loops\": " << (graph.selfLoops ? "true" : "false")
+         << ",\n  \"classes\": " << classes << ",\n  \"params\": {" << params
+         << "},\n  \"initial_loss\": "
+         << llvm::formatv("{0:e9}", initialLoss).str() << "\n}\n";
+    if (!meta)
+      fail("cannot write " + o.dumpDir + "/meta.json");
+  }
+
+  double setupPeak = peakRssMiB(), base = currentRssMiB();
+  TrainOptions to;
+  to.epochs = 1 + o.epochs;
+  to.learningRate = 0.01;
+  to.optimizer = TrainOptions::Adam;
+  to.seed = o.seed;
+  progress("training: 1 warm-up + " + std::to_string(o.epochs) +
+           " timed epochs");
+  std::vector<double> times;
+  TrainResult result = check(train(*model, split, to, [&](const EpochStats &s) {
+    llvm::outs() << llvm::format(
+        "progress  epoch %u/%u  loss %.4f  train acc %.4f  %.1f ms\n", s.epoch,
+        to.epochs, s.loss, s.trainAcc, s.seconds * 1e3);
+    llvm::outs().flush();
+    if (s.epoch > 1)
+      times.push_back(s.seconds);
+  }));
+  double med = median(times);
+  llvm::outs() << llvm::format(
+      "train     epoch median %.1f ms over %u epochs (min %.1f, max %.1f; "
+      "warm-up %.1f); last loss %.4f; compile %.1f ms; %u threads\n",
+      med * 1e3, o.epochs, *std::min_element(times.begin(), times.end()) * 1e3,
+      *std::max_element(times.begin(), times.end()) * 1e3,
+      result.history.front().seconds * 1e3, result.final.loss,
+      model->compileStats().total() * 1e3, o.threads);
+
+  // Where an epoch goes: one more training step (forward with dropout and
+  // backward) and one evaluation forward pass, profiled by plan step.
+  progress("breakdown: one Model::trainStep and one evaluation forward");
+  TrainStepResult step = check(model->trainStep(all, o.seed + 1000003));
+  ForwardOptions profiled;
+  profiled.profile = true;
+  ForwardResult eval = check(model->forward(profiled));
+  llvm::outs() << llvm::format(
+      "breakdown train step (forward with dropout + backward) %.1f ms, "
+      "evaluation forward %.1f ms, the rest (Adam, accuracy) about %.1f ms\n",
+      step.seconds * 1e3, eval.seconds * 1e3,
+      (med - step.seconds - eval.seconds) * 1e3);
+  for (auto &[what, seconds] : eval.profile)
+    if (seconds >= 0.02 * eval.seconds)
+      llvm::outs() << llvm::format("breakdown   evaluation: %-44s %8.1f ms\n",
+                                   what.c_str(), seconds * 1e3);
+  double peak = peakRssMiB();
+  llvm::outs() << llvm::format(
+      "memory    peak resident set %.0f MiB; before the first epoch %.0f "
+      "MiB resident (graph, inputs, parameters, plans), %.0f MiB peak "
+      "(with the graph's generation and one evaluation pass)\n",
+      peak, base, setupPeak);
+  llvm::outs() << llvm::format(
+      "RESULT kind=train system=saga scale=%d edge_factor=%d vertices=%d "
+      "edges=%lld width=%lld threads=%u ms=%.3f initial_loss=%.6f "
+      "last_loss=%.6f step_ms=%.3f eval_ms=%.3f passes=%s peak_rss_mib=%.0f "
+      "base_rss_mib=%.0f setup_peak_rss_mib=%.0f\n",
+      o.scale, o.edgeFactor, graph.numVertices, (long long)graph.numEdges,
+      (long long)width, o.threads, med * 1e3, initialLoss, result.final.loss,
+      step.seconds * 1e3, eval.seconds * 1e3, passes.c_str(), peak, base,
+      setupPeak);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  const Options opt = parseOptions(argc, argv);
+  return opt.mode == "agg" ? runAggregation(opt) : runTraining(opt);
+}
