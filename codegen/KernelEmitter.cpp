@@ -439,7 +439,21 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                                    OpBuilder &moduleBuilder) {
   Kernel kernel;
   auto propagate = dyn_cast<PropagateOp>(op);
+  auto edgeMap = dyn_cast<EdgeMapOp>(op);
   kernel.propagate = static_cast<bool>(propagate);
+  kernel.edgeMap = static_cast<bool>(edgeMap);
+  // Both edge kernels take the CSR; their operands are grouped src, dst,
+  // edge.
+  bool overEdges = propagate || edgeMap;
+  unsigned numSrcs = propagate ? propagate.getSrcs().size()
+                     : edgeMap ? edgeMap.getSrcs().size()
+                               : 0;
+  unsigned numDsts = propagate ? propagate.getDsts().size()
+                     : edgeMap ? edgeMap.getDsts().size()
+                               : 0;
+  unsigned numEdges = propagate ? propagate.getEdges().size()
+                      : edgeMap ? edgeMap.getEdges().size()
+                                : 0;
   Region &region = op->getRegion(0);
   Block &body = region.front();
   llvm::append_range(kernel.operands, op->getOperands());
@@ -450,7 +464,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   OpBuilder tb(ctx);
   Type indexType = tb.getIndexType();
   SmallVector<Type> argTypes{indexType, indexType, tb.getI64Type()};
-  if (propagate)
+  if (overEdges)
     argTypes.append({flatBuffer(tb.getI64Type()), flatBuffer(tb.getI32Type()),
                      flatBuffer(tb.getI64Type())});
   for (Value v : kernel.operands)
@@ -461,8 +475,9 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   Location loc = op->getLoc();
   auto func = func::FuncOp::create(moduleBuilder, loc, name,
                                    tb.getFunctionType(argTypes, {}));
-  func->setAttr("saga.kernel", propagate ? tb.getStringAttr("propagate")
-                                         : tb.getStringAttr("map"));
+  func->setAttr("saga.kernel", tb.getStringAttr(propagate ? "propagate"
+                                                : edgeMap   ? "edge_map"
+                                                            : "map"));
   if (propagate && propagate.getReversed())
     func->setAttr("saga.reversed", tb.getUnitAttr());
   Block *entry = func.addEntryBlock();
@@ -473,7 +488,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
 
   unsigned argIndex = 3;
   Value offsets, sources, edgeIds;
-  if (propagate) {
+  if (overEdges) {
     offsets = entry->getArgument(argIndex++);
     sources = entry->getArgument(argIndex++);
     edgeIds = entry->getArgument(argIndex++);
@@ -528,37 +543,86 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   // kernel that waits for each in turn is latency-bound (bench/suite.sh: 6-8x
   // slower at 1M vertices). Each edge requests the rows the edge
   // kPrefetchDistance positions ahead will read, up to kPrefetchLines cache
-  // lines per operand.
+  // lines per operand. Rows by edge id (edge operands, an edge_map's
+  // results) are random too unless the edges were numbered by destination.
   constexpr int64_t kPrefetchDistance = 32, kPrefetchLines = 16;
+  auto prefetchRow = [&](RowVal r, bool write) {
+    int64_t elemBytes = std::max(1u, r.elemType.getIntOrFloatBitWidth() / 8);
+    int64_t perLine = std::max<int64_t>(1, 64 / elemBytes);
+    int64_t lines = std::min<int64_t>(
+        kPrefetchLines, (r.numElements() + perLine - 1) / perLine);
+    for (int64_t l = 0; l < lines; ++l)
+      memref::PrefetchOp::create(b, loc, r.buf,
+                                 ValueRange{e.add(r.offset, e.index(l * perLine))},
+                                 /*isWrite=*/write, /*localityHint=*/3,
+                                 /*isDataCache=*/true);
+  };
   auto prefetchAhead = [&](Value pos) {
-    unsigned numSrcs = propagate.getSrcs().size();
-    unsigned numDsts = propagate.getDsts().size();
     unsigned first = reversed ? numSrcs : 0;
     unsigned count = reversed ? numDsts : numSrcs;
-    if (count == 0)
+    unsigned numResultRows = edgeMap ? op->getNumResults() : 0;
+    if (count == 0 && numEdges == 0 && numResultRows == 0)
       return;
     Value last = arith::SubIOp::create(
         b, loc, memref::DimOp::create(b, loc, sources, 0), e.index(1));
     Value ahead = arith::MinUIOp::create(
         b, loc, e.add(pos, e.index(kPrefetchDistance)), last);
-    Value w = arith::IndexCastOp::create(
-        b, loc, indexType,
-        memref::LoadOp::create(b, loc, sources, ValueRange{ahead}));
-    for (unsigned i = first; i < first + count; ++i) {
-      RowVal r = rowOf(i, w);
-      int64_t elemBytes = std::max(1u, r.elemType.getIntOrFloatBitWidth() / 8);
-      int64_t perLine = std::max<int64_t>(1, 64 / elemBytes);
-      int64_t lines = std::min<int64_t>(
-          kPrefetchLines, (r.numElements() + perLine - 1) / perLine);
-      for (int64_t l = 0; l < lines; ++l)
-        memref::PrefetchOp::create(b, loc, r.buf,
-                                   ValueRange{e.add(r.offset, e.index(l * perLine))},
-                                   /*isWrite=*/false, /*localityHint=*/3,
-                                   /*isDataCache=*/true);
+    if (count) {
+      Value w = arith::IndexCastOp::create(
+          b, loc, indexType,
+          memref::LoadOp::create(b, loc, sources, ValueRange{ahead}));
+      for (unsigned i = first; i < first + count; ++i)
+        prefetchRow(rowOf(i, w), /*write=*/false);
+    }
+    if (numEdges || numResultRows) {
+      Value id = arith::IndexCastOp::create(
+          b, loc, indexType,
+          memref::LoadOp::create(b, loc, edgeIds, ValueRange{ahead}));
+      for (unsigned i = numSrcs + numDsts; i < numSrcs + numDsts + numEdges;
+           ++i)
+        prefetchRow(rowOf(i, id), /*write=*/false);
+      for (unsigned i = 0; i < numResultRows; ++i)
+        prefetchRow(resultRow(i, id), /*write=*/true);
     }
   };
   e.forRange(entry->getArgument(0), entry->getArgument(1), [&](Value v) {
     e.row = v;
+    if (edgeMap) {
+      // Each in-edge of v: evaluate the body and store its values in the
+      // edge's rows. Every edge is some vertex's in-edge, so the row blocks
+      // together write every row of the results, each once.
+      Value lo = arith::IndexCastOp::create(
+          b, loc, indexType,
+          memref::LoadOp::create(b, loc, offsets, ValueRange{v}));
+      Value hi = arith::IndexCastOp::create(
+          b, loc, indexType,
+          memref::LoadOp::create(b, loc, offsets,
+                                 ValueRange{e.add(v, e.index(1))}));
+      e.forRange(lo, hi, [&](Value pos) {
+        prefetchAhead(pos);
+        Value u = arith::IndexCastOp::create(
+            b, loc, indexType,
+            memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
+        Value eid = arith::IndexCastOp::create(
+            b, loc, indexType,
+            memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
+        // Dropout keyed by the edge, as in the fused propagate kernel.
+        e.row = eid;
+        llvm::scope_exit restoreRow([&] { e.row = v; });
+        SmallVector<Value> rows;
+        rows.append(numSrcs, u);
+        rows.append(numDsts, v);
+        rows.append(numEdges, eid);
+        auto yields = emitBody(rows);
+        if (failed(yields)) {
+          ok = false;
+          return;
+        }
+        for (auto [i, y] : llvm::enumerate(*yields))
+          e.copy(y, resultRow(i, eid));
+      });
+      return;
+    }
     if (!propagate) {
       SmallVector<Value> rows(body.getNumArguments(), v);
       auto yields = emitBody(rows);
@@ -614,12 +678,9 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       // `u` is the other end of the edge: its source, or (reversed) its
       // destination.
       SmallVector<Value> rows;
-      for (size_t i = 0; i < propagate.getSrcs().size(); ++i)
-        rows.push_back(reversed ? v : u);
-      for (size_t i = 0; i < propagate.getDsts().size(); ++i)
-        rows.push_back(reversed ? u : v);
-      for (size_t i = 0; i < propagate.getEdges().size(); ++i)
-        rows.push_back(eid);
+      rows.append(numSrcs, reversed ? v : u);
+      rows.append(numDsts, reversed ? u : v);
+      rows.append(numEdges, eid);
       auto yields = emitBody(rows);
       if (failed(yields)) {
         ok = false;

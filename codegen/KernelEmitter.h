@@ -1,7 +1,8 @@
 //===- KernelEmitter.h - loop kernels from stage bodies ---------*- C++ -*-===//
 //
-// Turns an `apply_vertex` or a `propagate` into a kernel function over a range
-// of vertex rows, written in scf/memref/arith/math on flat row-major buffers.
+// Turns an `apply_vertex`, a `propagate` or an `edge_map` into a kernel
+// function over a range of vertex rows, written in scf/memref/arith/math on
+// flat row-major buffers.
 // The kernel level is backend-neutral: the CPU backend lowers it to LLVM,
 // and a CUDA backend emits from the same functions.
 //
@@ -21,10 +22,13 @@ struct Kernel {
   /// and the graph arrays): the op's domain inputs, then the tensors its body
   /// captures (parameters, scalars).
   llvm::SmallVector<mlir::Value> operands;
+  /// A propagate kernel (reduces over each row's in- or out-edges).
   bool propagate = false;
+  /// An edge_map kernel (writes a row per in-edge of each row).
+  bool edgeMap = false;
 };
 
-/// Emits the kernel for `op` (an ApplyVertexOp or PropagateOp) as a
+/// Emits the kernel for `op` (an ApplyVertexOp, PropagateOp or EdgeMapOp) as a
 /// `func.func` named `name` at `moduleBuilder`'s insertion point. Reports an
 /// error on `op` and fails for bodies it cannot lower.
 mlir::FailureOr<Kernel> emitKernel(mlir::Operation *op, llvm::StringRef name,

@@ -367,31 +367,42 @@ LogicalResult L2Op::verify() {
 // Graph-tensor and plan levels
 //===----------------------------------------------------------------------===//
 
-LogicalResult PropagateOp::verify() {
-  Block &block = getBody().front();
-  if (block.getNumArguments() != getNumOperands())
-    return emitOpError() << "body takes "
-                         << count(block.getNumArguments(), "argument")
-                         << " but the op has "
-                         << count(getNumOperands(), "operand");
+// The operands of an edge body (propagate, edge_map): src and dst vertex
+// values and edge values, one block argument per operand in that order,
+// typed as its per-element tensor.
+static LogicalResult verifyEdgeBodyOperands(Operation *op, ValueRange srcs,
+                                            ValueRange dsts, ValueRange edges,
+                                            Block &block) {
+  if (block.getNumArguments() != op->getNumOperands())
+    return op->emitOpError() << "body takes "
+                             << count(block.getNumArguments(), "argument")
+                             << " but the op has "
+                             << count(op->getNumOperands(), "operand");
   auto check = [&](ValueRange values, bool edge, StringRef group,
                    unsigned first) -> LogicalResult {
     for (auto [i, v] : llvm::enumerate(values)) {
       auto type = cast<DomainType>(v.getType());
       if (type.isEdgeDomain() != edge)
-        return emitOpError() << group << " operand #" << i << " must be "
-                             << article(edge) << " " << domainName(edge)
-                             << " value, not " << v.getType();
+        return op->emitOpError() << group << " operand #" << i << " must be "
+                                 << article(edge) << " " << domainName(edge)
+                                 << " value, not " << v.getType();
       if (block.getArgument(first + i).getType() != type.getElementTensorType())
-        return emitOpError() << "body argument #" << first + i
-                             << " must be " << type.getElementTensorType();
+        return op->emitOpError() << "body argument #" << first + i
+                                 << " must be " << type.getElementTensorType();
     }
     return success();
   };
-  if (failed(check(getSrcs(), false, "src", 0)) ||
-      failed(check(getDsts(), false, "dst", getSrcs().size())) ||
-      failed(check(getEdges(), true, "edge",
-                   getSrcs().size() + getDsts().size())))
+  if (failed(check(srcs, false, "src", 0)) ||
+      failed(check(dsts, false, "dst", srcs.size())) ||
+      failed(check(edges, true, "edge", srcs.size() + dsts.size())))
+    return failure();
+  return success();
+}
+
+LogicalResult PropagateOp::verify() {
+  Block &block = getBody().front();
+  if (failed(verifyEdgeBodyOperands(*this, getSrcs(), getDsts(), getEdges(),
+                                    block)))
     return failure();
   auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
   if (!yield)
@@ -417,6 +428,33 @@ LogicalResult PropagateOp::verify() {
       return emitOpError() << "score shape " << formatShape(s)
                            << " must be a prefix of the message shape "
                            << formatShape(v);
+  }
+  return success();
+}
+
+LogicalResult EdgeMapOp::verify() {
+  Block &block = getBody().front();
+  if (failed(verifyEdgeBodyOperands(*this, getSrcs(), getDsts(), getEdges(),
+                                    block)))
+    return failure();
+  auto yield = block.empty() ? YieldOp() : dyn_cast<YieldOp>(block.back());
+  if (!yield)
+    return emitOpError() << "body must end with saga.yield";
+  if (yield.getNumOperands() != getNumResults())
+    return emitOpError() << "body yields "
+                         << count(yield.getNumOperands(), "value")
+                         << " but the op has "
+                         << count(getNumResults(), "result");
+  for (auto [i, result] : llvm::enumerate(getResults())) {
+    auto type = cast<DomainType>(result.getType());
+    if (!type.isEdgeDomain())
+      return emitOpError() << "result #" << i << " must be an edge value, not "
+                           << result.getType();
+    if (yield.getOperand(i).getType() != type.getElementTensorType())
+      return emitOpError() << "body yields " << yield.getOperand(i).getType()
+                           << " for result #" << i << " of type "
+                           << result.getType() << ", which needs "
+                           << type.getElementTensorType();
   }
   return success();
 }

@@ -153,7 +153,8 @@ def Saga_GatherOp : Saga_Op<"gather", [Pure]> {
 }
 
 def Saga_YieldOp : Saga_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["ApplyEdgeOp", "ApplyVertexOp", "PropagateOp"]>]> {
+    ParentOneOf<["ApplyEdgeOp", "ApplyVertexOp", "PropagateOp",
+                 "EdgeMapOp"]>]> {
   let summary = "the per-element results of a stage body";
   let arguments = (ins Variadic<Saga_Tensor>:$values);
   let assemblyFormat = "attr-dict ($values^ `:` type($values))?";
@@ -458,6 +459,44 @@ def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
   let hasVerifier = 1;
 }
 
+def Saga_EdgeMapOp : Saga_Op<"edge_map", [RecursiveMemoryEffects,
+                                           AttrSizedOperandSegments]> {
+  let summary = "an edge function materialised: one row per edge";
+  let description = [{
+    The first half of an unfused `saga.propagate`. For every edge u -> v,
+    evaluates the body on the rows of the `src` values at u, the `dst`
+    values at v and the `edge` values at the edge, and writes each yielded
+    tensor to that edge's row (by edge id) of the corresponding result. The
+    results are edge tensors, as PyG and DGL build them (`x[edge_index[0]]`
+    and the like) when the message function is not fused into the
+    aggregation; saga-materialize-edges makes them when fusion is off.
+
+    The body's block arguments are the per-element tensors of the operands,
+    in the order src, dst, edge; it yields one tensor per result, each the
+    result's per-edge tensor.
+
+    ```mlir
+    %m, %s = saga.edge_map src(%z, %a) dst(%b) edge()
+           : (!saga.vertex<8x8xf32>, !saga.vertex<8xf32>, !saga.vertex<8xf32>)
+             -> (!saga.edge<8x8xf32>, !saga.edge<8xf32>) {
+    ^bb0(%zs: tensor<8x8xf32>, %as: tensor<8xf32>, %bd: tensor<8xf32>):
+      %t = saga.add %as, %bd : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+      saga.yield %zs, %t : tensor<8x8xf32>, tensor<8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Saga_AnyDomain>:$srcs,
+                       Variadic<Saga_AnyDomain>:$dsts,
+                       Variadic<Saga_AnyDomain>:$edges);
+  let results = (outs Variadic<Saga_AnyDomain>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `src` `(` $srcs `)` `dst` `(` $dsts `)` `edge` `(` $edges `)`
+    attr-dict `:` functional-type(operands, $results) $body
+  }];
+  let hasVerifier = 1;
+}
+
 def Saga_LinearOp : Saga_Op<"linear", [Pure]> {
   let summary = "a per-vertex vector-matrix product batched into one GEMM";
   let description = [{
@@ -540,16 +579,19 @@ def Saga_LaunchOp : Saga_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInt
   let description = [{
     Calls the kernel function `callee` for ranges of vertex rows (split over
     the runtime's threads). The kernel takes the row range, then (for a
-    `propagate` kernel) the graph's CSR by destination, then one buffer per
-    operand and per result, each a flat `memref<?xT>` of rows. The runtime
-    allocates the results.
+    `propagate` or `edge_map` kernel) the graph's CSR by destination (by
+    source for a reversed propagate), then one buffer per operand and per
+    result, each a flat `memref<?xT>` of rows. The runtime allocates the
+    results: a row per vertex, or per edge for edge values (an `edge_map`
+    kernel writes the rows of the in-edges of its destination rows).
 
     ```mlir
     %o = saga.launch @kernel_0(%a, %W) : (!saga.vertex<16xf32>, tensor<16x7xf32>) -> !saga.vertex<7xf32>
     ```
   }];
   let arguments = (ins FlatSymbolRefAttr:$callee,
-                       Variadic<AnyType>:$operands, UnitAttr:$propagate);
+                       Variadic<AnyType>:$operands, UnitAttr:$propagate,
+                       UnitAttr:$edge_map);
   let results = (outs Variadic<Saga_AnyDomain>:$results);
   let assemblyFormat = [{
     $callee `(` $operands `)` attr-dict `:` functional-type($operands, $results)

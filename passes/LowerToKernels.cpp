@@ -53,7 +53,7 @@ struct LowerToKernels
                            << "lowering (run --saga-form-propagation)";
           return signalPassFailure();
         }
-        if (!isa<ApplyVertexOp, PropagateOp>(op))
+        if (!isa<ApplyVertexOp, PropagateOp, EdgeMapOp>(op))
           continue;
         OpBuilder mb(model);
         std::string name = "saga_kernel_" + std::to_string(counter++);
@@ -65,7 +65,7 @@ struct LowerToKernels
         OpBuilder b(&op);
         auto launch = LaunchOp::create(b, op.getLoc(), op.getResultTypes(),
                                        name, kernel->operands,
-                                       kernel->propagate);
+                                       kernel->propagate, kernel->edgeMap);
         op.replaceAllUsesWith(launch);
         op.erase();
       }

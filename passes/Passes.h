@@ -36,7 +36,8 @@ struct PlanOptions {
 
 /// The passes -O2 adds to -O0, each of which `disabledPasses` can leave out
 /// so that its effect can be measured: operator-motion, extract-gemm,
-/// reorder-linear, cse.
+/// reorder-linear, fuse-propagation, cse. Leaving out fuse-propagation adds
+/// saga-materialize-edges: edge tensors are stored, as in PyG and DGL.
 llvm::ArrayRef<llvm::StringRef> optionalPassNames();
 
 /// An error naming the first unknown pass in `names` and listing the known
@@ -45,8 +46,10 @@ llvm::LogicalResult checkPassNames(llvm::ArrayRef<std::string> names,
                                    std::string &message);
 
 /// Stage level to the execution plan: inline layers, form propagations,
-/// then (-O2) operator motion, GEMM extraction, linear reordering and CSE,
-/// then (training) autodiff, and kernels. An inference plan drops dropout.
+/// then (-O2) operator motion, GEMM extraction, linear reordering, then
+/// (training) autodiff, then (without fuse-propagation, so at -O0)
+/// edge materialisation, (-O2) CSE, and kernels. An inference plan drops
+/// dropout.
 void buildLowerToPlanPipeline(mlir::OpPassManager &pm,
                               const PlanOptions &options = {});
 

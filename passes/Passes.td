@@ -97,11 +97,31 @@ def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect", "mlir::arith::ArithDialect"];
 }
 
+def SagaMaterializeEdges : Pass<"saga-materialize-edges", "mlir::ModuleOp"> {
+  let summary = "unfuse propagation: store the edge tensors, then reduce them";
+  let description = [{
+    The inverse of fusion, run when `fuse-propagation` is off (-O0,
+    `--disable-pass=fuse-propagation`). Every `saga.propagate` (forward and
+    backward, reversed or not, every gather kind) becomes a `saga.edge_map`
+    with the propagate's operands and a copy of its body, whose results are
+    the yielded message (and score) as edge tensors with one row per edge,
+    followed by a `saga.propagate` of the same kind and direction whose only
+    operands are those edge tensors and whose body yields its arguments.
+    This is how PyG and DGL run a message function they do not fuse: the
+    edge tensors exist in memory between the two kernels. A yield that is
+    already an edge operand is reduced as it is, and a propagate that only
+    forwards its edge operands is left alone. Dropout in the body keeps its
+    key and the edge_map kernel keys it by edge id, so masks are those of
+    the fused kernel.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
   let summary = "graph-tensor level to loop kernels and an execution plan";
   let description = [{
-    Each `apply_vertex` and `propagate` of a model becomes a kernel function
-    over a range of vertex rows (scf/memref/arith/math on flat buffers) and a
+    Each `apply_vertex`, `propagate` and `edge_map` of a model becomes a
+    kernel function over a range of vertex rows (scf/memref/arith/math on flat buffers) and a
     `saga.launch` of it in the model, which is then the execution plan: the
     runtime walks it, allocating results, launching kernels over its threads,
     running `saga.linear` as a BLAS GEMM and freeing each buffer at its
@@ -113,8 +133,11 @@ def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
     memref<?xi64>, neighbours: memref<?xi32>, edge_ids: memref<?xi64>,]
     operands..., results...)` where every operand/result is a flat
     `memref<?xT>` of row-major rows (parameters whole). A propagate kernel
-    receives the CSR by destination, or by source when `reversed`. The seed
-    drives training-mode dropout masks.
+    receives the CSR by destination, or by source when `reversed`. An
+    edge_map kernel receives the CSR by destination and writes, for each
+    in-edge of its rows, the edge's row (by edge id) of each result; its
+    launch is marked `{edge_map}`. The seed drives training-mode dropout
+    masks.
   }];
   let dependentDialects = ["saga::SagaDialect", "mlir::func::FuncDialect",
                            "mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",

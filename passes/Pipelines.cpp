@@ -12,7 +12,8 @@ using namespace mlir;
 
 llvm::ArrayRef<llvm::StringRef> saga::optionalPassNames() {
   static const llvm::StringRef names[] = {"operator-motion", "extract-gemm",
-                                          "reorder-linear", "cse"};
+                                          "reorder-linear", "fuse-propagation",
+                                          "cse"};
   return names;
 }
 
@@ -50,6 +51,10 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
     pm.addPass(createSagaAutodiff());
     pm.addPass(createCanonicalizerPass()); // drops recomputed values no gradient reads
   }
+  // Fusion is the default form of a propagate; without it every edge
+  // function's values are stored per edge and reduced by a second kernel.
+  if (!enabled("fuse-propagation"))
+    pm.addPass(createSagaMaterializeEdges());
   if (enabled("cse"))
     pm.addPass(createCSEPass());
   pm.addPass(createSagaLowerToKernels());
@@ -67,7 +72,7 @@ struct PlanPipelineOptions
   ListOption<std::string> disable{
       *this, "disable",
       llvm::cl::desc("Optional passes to leave out: operator-motion, "
-                     "extract-gemm, reorder-linear, cse")};
+                     "extract-gemm, reorder-linear, fuse-propagation, cse")};
 };
 } // namespace
 

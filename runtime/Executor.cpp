@@ -100,9 +100,16 @@ private:
     auto it = values.find(v);
     return it == values.end() ? nullptr : it->second;
   }
+  /// Rows of a graph-wide value: one per edge (self loops included) or per
+  /// vertex.
+  int64_t rowsOf(Type type) const {
+    auto d = dyn_cast<DomainType>(type);
+    return d && d.isEdgeDomain() ? ctx.graph->numEdges
+                                 : ctx.graph->numVertices;
+  }
   Tensor *allocate(Value v) {
     auto t = std::make_unique<Tensor>(Tensor::uninitialized(
-        shapeOf(v.getType(), ctx.graph->numVertices), dtypeOf(v.getType())));
+        shapeOf(v.getType(), rowsOf(v.getType())), dtypeOf(v.getType())));
     Tensor *raw = t.get();
     owned[v] = std::move(t);
     values[v] = raw;
@@ -134,10 +141,8 @@ llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
   if (it == ctx.inputs->end())
     return llvm::createStringError("graph input '" + n + "' is not set");
   const Tensor &t = it->second;
-  auto type = cast<DomainType>(arg.getType());
-  int64_t rows = type.isEdgeDomain() ? ctx.graph->numEdges
-                                     : ctx.graph->numVertices;
-  std::vector<int64_t> expected = shapeOf(arg.getType(), rows);
+  std::vector<int64_t> expected =
+      shapeOf(arg.getType(), rowsOf(arg.getType()));
   if (t.shape() != expected || t.dtype() != dtypeOf(arg.getType())) {
     return llvm::createStringError(
         "graph input '" + n + "' has shape " + t.describe() +
@@ -156,7 +161,11 @@ llvm::Error Run::launch(LaunchOp op) {
   auto kernelFn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       op, op.getCalleeAttr());
   bool reversed = kernelFn && kernelFn->hasAttr("saga.reversed");
-  if (op.getPropagate()) {
+  // Propagate and edge_map kernels walk the in-edges of their rows (the
+  // out-edges for a reversed propagate). An edge_map writes its results'
+  // rows by edge id, each edge once, so any split of the rows is race-free.
+  bool overEdges = op.getPropagate() || op.getEdgeMap();
+  if (overEdges) {
     const Graph &g = *ctx.graph;
     const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
     const auto &others = reversed ? g.outTargets : g.inSources;
@@ -179,7 +188,7 @@ llvm::Error Run::launch(LaunchOp op) {
     buffers.push_back(flat(t->data(), t->numElements()));
   }
   const std::vector<int64_t> &blocks =
-      !op.getPropagate() ? mapBlocks : reversed ? outBlocks : inBlocks;
+      !overEdges ? mapBlocks : reversed ? outBlocks : inBlocks;
   ctx.pool->parallelFor(blocks.size() - 1, [&](int64_t task) {
     int64_t begin = blocks[task], end = blocks[task + 1];
     int64_t seed = static_cast<int64_t>(ctx.seed);

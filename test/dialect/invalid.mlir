@@ -390,7 +390,7 @@ func.func @apply_nested_stage(%h: !saga.vertex<16xf32>) {
 
 // Tests that saga.yield is only valid inside a stage body.
 func.func @yield_outside(%x: tensor<16xf32>) {
-  // expected-error @+1 {{'saga.yield' op expects parent op to be one of 'saga.apply_edge, saga.apply_vertex, saga.propagate'}}
+  // expected-error @+1 {{'saga.yield' op expects parent op to be one of 'saga.apply_edge, saga.apply_vertex, saga.propagate, saga.edge_map'}}
   saga.yield %x : tensor<16xf32>
 }
 
@@ -989,6 +989,91 @@ func.func @propagate_message_type(%h: !saga.vertex<4xf32>) -> !saga.vertex<2xf32
     saga.yield %t : tensor<4xf32>
   }
   return %a : !saga.vertex<2xf32>
+}
+
+// -----
+
+// Tests that an edge_map's result must be an edge value.
+func.func @edge_map_vertex_result(%h: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  // expected-error @+1 {{'saga.edge_map' op result #0 must be an edge value, not '!saga.vertex<4xf32>'}}
+  %a = saga.edge_map src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.vertex<4xf32>
+}
+
+// -----
+
+// Tests that an edge_map's body yields one value per result.
+func.func @edge_map_yield_count(%h: !saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  // expected-error @+1 {{'saga.edge_map' op body yields 2 values but the op has 1 result}}
+  %a = saga.edge_map src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t, %t : tensor<4xf32>, tensor<4xf32>
+  }
+  return %a : !saga.edge<4xf32>
+}
+
+// -----
+
+// Tests that an edge_map's yield has its result's per-edge type.
+func.func @edge_map_yield_type(%h: !saga.vertex<4xf32>) -> !saga.edge<2xf32> {
+  // expected-error @+1 {{'saga.edge_map' op body yields 'tensor<4xf32>' for result #0 of type '!saga.edge<2xf32>', which needs 'tensor<2xf32>'}}
+  %a = saga.edge_map src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.edge<2xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.edge<2xf32>
+}
+
+// -----
+
+// Tests that an edge_map's dst operands are vertex values and its edge
+// operands edge values, as a propagate's.
+func.func @edge_map_dst_edge(%e: !saga.edge<4xf32>) -> !saga.edge<4xf32> {
+  // expected-error @+1 {{'saga.edge_map' op dst operand #0 must be a vertex value, not '!saga.edge<4xf32>'}}
+  %a = saga.edge_map src() dst(%e) edge() : (!saga.edge<4xf32>) -> !saga.edge<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.edge<4xf32>
+}
+
+// -----
+
+func.func @edge_map_edge_vertex(%h: !saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  // expected-error @+1 {{'saga.edge_map' op edge operand #0 must be an edge value, not '!saga.vertex<4xf32>'}}
+  %a = saga.edge_map src() dst() edge(%h) : (!saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.edge<4xf32>
+}
+
+// -----
+
+// Tests that an edge_map's body arguments are its operands' per-element
+// tensors.
+func.func @edge_map_arg_type(%h: !saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  // expected-error @+1 {{'saga.edge_map' op body argument #0 must be 'tensor<4xf32>'}}
+  %a = saga.edge_map src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  ^bb0(%t: tensor<2x2xf32>):
+    %r = saga.reshape %t : tensor<2x2xf32> -> tensor<4xf32>
+    saga.yield %r : tensor<4xf32>
+  }
+  return %a : !saga.edge<4xf32>
+}
+
+// -----
+
+func.func @edge_map_arg_count(%h: !saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  // expected-error @+1 {{'saga.edge_map' op body takes 2 arguments but the op has 1 operand}}
+  %a = saga.edge_map src(%h) dst() edge() : (!saga.vertex<4xf32>) -> !saga.edge<4xf32> {
+  ^bb0(%t: tensor<4xf32>, %u: tensor<4xf32>):
+    saga.yield %t : tensor<4xf32>
+  }
+  return %a : !saga.edge<4xf32>
 }
 
 // -----

@@ -337,6 +337,12 @@ func.func private @kernel(index, index, memref<?xf32>, memref<?xf32>)
 // CHECK:         %[[L:.*]] = saga.linear %[[P]], %{{.*}} : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
 // CHECK:         %[[K:.*]] = saga.launch @kernel(%[[L]]) {propagate} : (!saga.vertex<2xf32>) -> !saga.vertex<2xf32>
 // CHECK:         saga.release %[[L]] : !saga.vertex<2xf32>
+// CHECK:         %[[E:.*]]:2 = saga.edge_map src(%{{.*}}) dst(%{{.*}}) edge(%{{.*}}) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.edge<f32>) -> (!saga.edge<4xf32>, !saga.edge<f32>) {
+// CHECK-NEXT:    ^bb0(%{{.*}}: tensor<4xf32>, %{{.*}}: tensor<4xf32>, %{{.*}}: tensor<f32>):
+// CHECK:           saga.yield %{{.*}}, %{{.*}} : tensor<4xf32>, tensor<f32>
+// CHECK:         saga.propagate softmax_sum src() dst() edge(%[[E]]#0, %[[E]]#1) {reversed}
+// CHECK:         %[[M:.*]]:2 = saga.launch @kernel(%{{.*}}) {edge_map} : (!saga.vertex<4xf32>) -> (!saga.edge<4xf32>, !saga.edge<f32>)
+// CHECK:         saga.release %[[M]]#1 : !saga.edge<f32>
 saga.model @lowered(%x: !saga.vertex<4xf32>, %w: !saga.edge<f32>) -> !saga.vertex<2xf32> {
   %W = saga.param "W" glorot : tensor<4x2xf32>
   %p = saga.propagate max src(%x) dst(%x) edge(%w) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.edge<f32>) -> !saga.vertex<4xf32> {
@@ -348,5 +354,16 @@ saga.model @lowered(%x: !saga.vertex<4xf32>, %w: !saga.edge<f32>) -> !saga.verte
   %l = saga.linear %p, %W : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
   %k = saga.launch @kernel(%l) {propagate} : (!saga.vertex<2xf32>) -> !saga.vertex<2xf32>
   saga.release %l : !saga.vertex<2xf32>
+  %e:2 = saga.edge_map src(%x) dst(%x) edge(%w) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.edge<f32>) -> (!saga.edge<4xf32>, !saga.edge<f32>) {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<f32>):
+    %s = saga.sub %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %s, %c : tensor<4xf32>, tensor<f32>
+  }
+  %r = saga.propagate softmax_sum src() dst() edge(%e#0, %e#1) {reversed} : (!saga.edge<4xf32>, !saga.edge<f32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %c: tensor<f32>):
+    saga.yield %a, %c : tensor<4xf32>, tensor<f32>
+  }
+  %m:2 = saga.launch @kernel(%x) {edge_map} : (!saga.vertex<4xf32>) -> (!saga.edge<4xf32>, !saga.edge<f32>)
+  saga.release %m#1 : !saga.edge<f32>
   saga.return %k : !saga.vertex<2xf32>
 }

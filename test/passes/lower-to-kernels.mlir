@@ -89,3 +89,54 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
   }
   saga.return %g : !saga.vertex<2x4xf32>
 }
+
+// -----
+
+// Tests that an edge_map becomes a kernel over destination rows that takes
+// the CSR by destination, walks each row's in-edges, evaluates the body on
+// the source row, the destination row and the edge's row (by edge id), and
+// stores each yield in the edge's row of its result (by edge id); that the
+// rows ahead are prefetched, the results' for writing; that dropout in the
+// body is keyed by the edge id; that its launch is marked {edge_map}; and
+// that the reducing propagate reads the edge tensors by edge id and
+// releases them after.
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi64>, %[[Z:[a-z0-9]+]]: memref<?xf32>, %[[D:[a-z0-9]+]]: memref<?xf32>, %[[W:[a-z0-9]+]]: memref<?xf32>, %[[M:[a-z0-9]+]]: memref<?xf32>, %[[S:[a-z0-9]+]]: memref<?xf32>)
+// CHECK-SAME:    attributes {saga.kernel = "edge_map"}
+// CHECK:         scf.for %[[V:[a-z0-9]+]] =
+// CHECK:           memref.load %[[OFF]][%[[V]]]
+// CHECK:           scf.for %[[POS:[a-z0-9]+]] =
+// CHECK:             memref.prefetch %[[Z]][%{{.*}}], read
+// CHECK:             %[[AHEADID:.*]] = memref.load %[[EID]]
+// CHECK:             memref.prefetch %[[W]][%{{.*}}], read
+// CHECK:             memref.prefetch %[[M]][%{{.*}}], write
+// CHECK:             memref.prefetch %[[S]][%{{.*}}], write
+// CHECK:             %[[U:.*]] = memref.load %[[SRC]][%[[POS]]]
+// CHECK:             %[[ID:.*]] = memref.load %[[EID]][%[[POS]]]
+// CHECK:             %[[E:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:             arith.index_cast %[[E]] : index to i64
+// CHECK:             arith.muli
+// CHECK:             memref.store %{{.*}}, %[[M]]
+// CHECK:             memref.store %{{.*}}, %[[S]]
+// CHECK-LABEL: func.func @saga_kernel_1
+// CHECK-SAME:    attributes {saga.kernel = "propagate"}
+// CHECK:           memref.load %[[EID]]
+// CHECK-LABEL: saga.model @unfused
+// CHECK:         %[[R:.*]]:2 = saga.launch @saga_kernel_0(%{{.*}}, %{{.*}}, %{{.*}}) {edge_map} : (!saga.vertex<2x4xf32>, !saga.vertex<2xf32>, !saga.edge<2xf32>) -> (!saga.edge<2x4xf32>, !saga.edge<2xf32>)
+// CHECK-NEXT:    %[[G:.*]] = saga.launch @saga_kernel_1(%[[R]]#0, %[[R]]#1) {propagate}
+// CHECK-DAG:     saga.release %[[R]]#0 : !saga.edge<2x4xf32>
+// CHECK-DAG:     saga.release %[[R]]#1 : !saga.edge<2xf32>
+// CHECK:         saga.return %[[G]]
+saga.model @unfused(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %d: !saga.vertex<2xf32> {saga.name = "d"}, %w: !saga.edge<2xf32> {saga.name = "w"}) -> !saga.vertex<2x4xf32> {
+  %e:2 = saga.edge_map src(%z) dst(%d) edge(%w) : (!saga.vertex<2x4xf32>, !saga.vertex<2xf32>, !saga.edge<2xf32>) -> (!saga.edge<2x4xf32>, !saga.edge<2xf32>) {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2xf32>, %c: tensor<2xf32>):
+    %s = saga.add %b, %c : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    %k = saga.dropout %a rate 5.000000e-01 {key = 1 : i64} : tensor<2x4xf32>
+    saga.yield %k, %s : tensor<2x4xf32>, tensor<2xf32>
+  }
+  %g = saga.propagate softmax_sum src() dst() edge(%e#0, %e#1) : (!saga.edge<2x4xf32>, !saga.edge<2xf32>) -> !saga.vertex<2x4xf32> {
+  ^bb0(%a: tensor<2x4xf32>, %b: tensor<2xf32>):
+    saga.yield %a, %b : tensor<2x4xf32>, tensor<2xf32>
+  }
+  saga.return %g : !saga.vertex<2x4xf32>
+}

@@ -73,13 +73,13 @@ TEST_F(DialectTest, BuiltStagesVerify) {
   b.setInsertionPointToEnd(entry);
   Value h = entry->getArgument(0);
   Value e = ScatterOp::create(b, loc, et, EdgeEnd::src, h);
-  Value a = GatherOp::create(b, loc, vt, GatherKind::sum, e, Value());
+  Value a = GatherOp::create(b, loc, vt, GatherKind::sum, e, Value(), FloatAttr());
   func::ReturnOp::create(b, loc, a);
   EXPECT_TRUE(succeeded(verify(module)));
 
   ScopedDiagnosticHandler silence(&ctx, [](Diagnostic &) { return success(); });
   b.setInsertionPoint(entry->getTerminator());
-  GatherOp::create(b, loc, vt, GatherKind::sum, h, Value());
+  GatherOp::create(b, loc, vt, GatherKind::sum, h, Value(), FloatAttr());
   EXPECT_TRUE(failed(verify(module)));
   module->destroy();
 }
