@@ -11,9 +11,12 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <memory>
+#include <numeric>
 
 using namespace mlir;
 using namespace saga;
@@ -123,6 +126,11 @@ private:
                bool transposeWeight);
   llvm::Error scalarOp(Operation *op);
   double crossEntropy(const Tensor &logits, const Tensor &labels);
+  /// The rows a loss reads: the loss mask, or every row.
+  std::vector<int32_t> lossRows(int64_t numRows) const;
+  /// fn(chunk, begin, end) over fixed chunks of [0, n), in parallel.
+  void forChunks(size_t n,
+                 const std::function<void(int64_t, size_t, size_t)> &fn);
 
   const ExecutionContext &ctx;
   llvm::DenseMap<Value, const Tensor *> values;
@@ -229,31 +237,53 @@ void Run::rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
   });
 }
 
+std::vector<int32_t> Run::lossRows(int64_t numRows) const {
+  std::vector<int32_t> rows = ctx.lossMask;
+  if (rows.empty()) {
+    rows.resize(size_t(numRows));
+    std::iota(rows.begin(), rows.end(), 0);
+  }
+  return rows;
+}
+
+void Run::forChunks(size_t n, const std::function<void(int64_t, size_t,
+                                                       size_t)> &fn) {
+  // Fixed chunks (not one per thread): per-chunk partial sums combined in
+  // chunk order give the same result for any thread count.
+  constexpr size_t kChunk = 8192;
+  int64_t chunks = int64_t((n + kChunk - 1) / kChunk);
+  ctx.pool->parallelFor(chunks, [&](int64_t t) {
+    fn(t, size_t(t) * kChunk, std::min(n, size_t(t + 1) * kChunk));
+  });
+}
+
 double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
   int64_t c = logits.rowSize();
-  double total = 0;
-  int64_t count = 0;
-  auto add = [&](int64_t v) {
-    int32_t label = labels.i32()[v];
-    if (label < 0 || label >= c)
-      return;
-    const float *row = logits.f32() + v * c;
-    double m = row[0];
-    for (int64_t j = 1; j < c; ++j)
-      m = std::max(m, double(row[j]));
-    double s = 0;
-    for (int64_t j = 0; j < c; ++j)
-      s += std::exp(double(row[j]) - m);
-    total += m + std::log(s) - row[label];
-    ++count;
-  };
-  if (ctx.lossMask.empty())
-    for (int64_t v = 0; v < logits.rows(); ++v)
-      add(v);
-  else
-    for (int32_t v : ctx.lossMask)
-      add(v);
-  return count ? total / count : 0.0;
+  std::vector<int32_t> rows = lossRows(logits.rows());
+  size_t chunks = (rows.size() + 8191) / 8192;
+  std::vector<double> total(chunks, 0.0);
+  std::vector<int64_t> count(chunks, 0);
+  forChunks(rows.size(), [&](int64_t t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      int32_t v = rows[i], label = labels.i32()[v];
+      if (label < 0 || label >= c)
+        continue;
+      const float *row = logits.f32() + int64_t(v) * c;
+      float m = *std::max_element(row, row + c);
+      double s = 0;
+      for (int64_t j = 0; j < c; ++j)
+        s += std::exp(row[j] - m);
+      total[t] += double(m) + std::log(s) - row[label];
+      ++count[t];
+    }
+  });
+  double sum = 0;
+  int64_t n = 0;
+  for (size_t t = 0; t < chunks; ++t) {
+    sum += total[t];
+    n += count[t];
+  }
+  return n ? sum / n : 0.0;
 }
 
 // Model-level scalars: losses, weight decay and their arithmetic.
@@ -381,29 +411,29 @@ llvm::Error Run::gradients(Operation *op) {
   Tensor *d = allocate(ce.getResult());
   int64_t c = logits->rowSize();
   std::fill(d->f32(), d->f32() + d->numElements(), 0.0f);
-  std::vector<int32_t> rows = ctx.lossMask;
-  if (rows.empty())
-    for (int32_t v = 0; v < int32_t(logits->rows()); ++v)
-      rows.push_back(v);
+  std::vector<int32_t> rows = lossRows(logits->rows());
   int64_t count = 0;
   for (int32_t v : rows)
     count += labels->i32()[v] >= 0 && labels->i32()[v] < c;
   if (!count)
     return llvm::Error::success();
-  for (int32_t v : rows) {
-    int32_t label = labels->i32()[v];
-    if (label < 0 || label >= c)
-      continue;
-    const float *row = logits->f32() + int64_t(v) * c;
-    float *out = d->f32() + int64_t(v) * c;
-    double m = *std::max_element(row, row + c), s = 0;
-    for (int64_t j = 0; j < c; ++j)
-      s += std::exp(double(row[j]) - m);
-    for (int64_t j = 0; j < c; ++j) {
-      double p = std::exp(double(row[j]) - m) / s;
-      out[j] += float(g * (p - (j == label ? 1.0 : 0.0)) / count);
+  forChunks(rows.size(), [&](int64_t, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      int32_t v = rows[i], label = labels->i32()[v];
+      if (label < 0 || label >= c)
+        continue;
+      const float *row = logits->f32() + int64_t(v) * c;
+      float *out = d->f32() + int64_t(v) * c;
+      float m = *std::max_element(row, row + c);
+      double s = 0;
+      for (int64_t j = 0; j < c; ++j)
+        s += std::exp(row[j] - m);
+      for (int64_t j = 0; j < c; ++j) {
+        double p = std::exp(row[j] - m) / s;
+        out[j] += float(g * (p - (j == label ? 1.0 : 0.0)) / count);
+      }
     }
-  }
+  });
   return llvm::Error::success();
 }
 
