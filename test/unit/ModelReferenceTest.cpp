@@ -281,19 +281,27 @@ graph {
   vertex x: f32[$F];
   vertex label: class[$C];
 }
-layer GINConv(in: int, out: int) {
+layer GINConv(in: int, hidden: int, out: int) {
   param eps: f32 = 0.0;
-  param W1: f32[in, out] = glorot;
-  param W2: f32[out, out] = glorot;
+  param W1: f32[in, hidden] = glorot;
+  param b1: f32[hidden] = zeros;
+  param W2: f32[hidden, out] = glorot;
+  param b2: f32[out] = zeros;
   gather(sum);
-  apply_vertex(v, a) { return relu(((1 + eps) * v.h + a) @ W1) @ W2; }
+  apply_vertex(v, a) {
+    return relu(((1 + eps) * v.h + a) @ W1 + b1) @ W2 + b2;
+  }
 }
 model GIN {
   h = dropout(x, 0.5);
-  h = relu(GINConv($F, $H)(h));
+  h = relu(GINConv($F, $H, $H)(h));
   h = dropout(h, 0.5);
-  out = GINConv($H, $C)(h);
-  loss = cross_entropy(out, label) + 5e-4 * l2(GINConv#0.W1);
+  out = GINConv($H, $H, $C)(h);
+  loss = cross_entropy(out, label)
+       + 5e-4 * (l2(GINConv#0.eps) + l2(GINConv#0.W1) + l2(GINConv#0.b1)
+               + l2(GINConv#0.W2) + l2(GINConv#0.b2)
+               + l2(GINConv#1.eps) + l2(GINConv#1.W1) + l2(GINConv#1.b1)
+               + l2(GINConv#1.W2) + l2(GINConv#1.b2));
 }
 )";
 
@@ -625,11 +633,14 @@ Mat sageLayer(const Mat &h, const Edges &g, Params &P, int k, int64_t out,
   return o;
 }
 
-// GINConv: relu(((1 + eps) * h + sum) @ W1) @ W2.
-Mat ginLayer(const Mat &h, const Edges &g, Params &P, int k, int64_t out) {
+// GINConv: relu(((1 + eps) * h + sum) @ W1 + b1) @ W2 + b2.
+Mat ginLayer(const Mat &h, const Edges &g, Params &P, int k, int64_t hidden,
+             int64_t out) {
   const auto &eps = P(inst("GINConv", k, "eps"), {});
-  const auto &W1 = P(inst("GINConv", k, "W1"), {h.cols, out});
-  const auto &W2 = P(inst("GINConv", k, "W2"), {out, out});
+  const auto &W1 = P(inst("GINConv", k, "W1"), {h.cols, hidden});
+  const auto &b1 = P(inst("GINConv", k, "b1"), {hidden});
+  const auto &W2 = P(inst("GINConv", k, "W2"), {hidden, out});
+  const auto &b2 = P(inst("GINConv", k, "b2"), {out});
   Mat a(g.V, h.cols);
   for (size_t e = 0; e < g.size(); ++e)
     for (int64_t i = 0; i < h.cols; ++i)
@@ -637,7 +648,15 @@ Mat ginLayer(const Mat &h, const Edges &g, Params &P, int k, int64_t out) {
   for (int32_t v = 0; v < g.V; ++v)
     for (int64_t i = 0; i < h.cols; ++i)
       a(v, i) += (1 + eps[0]) * h(v, i);
-  return matmul(mapEach(matmul(a, W1, out), relu), W2, out);
+  Mat m = matmul(a, W1, hidden);
+  for (int32_t v = 0; v < g.V; ++v)
+    for (int64_t j = 0; j < hidden; ++j)
+      m(v, j) += b1[size_t(j)];
+  Mat o = matmul(mapEach(m, relu), W2, out);
+  for (int32_t v = 0; v < g.V; ++v)
+    for (int64_t j = 0; j < out; ++j)
+      o(v, j) += b2[size_t(j)];
+  return o;
 }
 
 Mat linearLayer(const Mat &h, Params &P, int k, int64_t out) {
@@ -727,9 +746,11 @@ Reference computeReference(const Spec &spec, const EdgeList &list) {
     break;
   }
   case Arch::GIN: {
-    Mat h = mapEach(ginLayer(x, g, P, 0, spec.H), relu);
-    r.out = ginLayer(h, g, P, 1, spec.C);
-    decay = l2(P("GINConv#0.W1", {}));
+    Mat h = mapEach(ginLayer(x, g, P, 0, spec.H, spec.H), relu);
+    r.out = ginLayer(h, g, P, 1, spec.H, spec.C);
+    for (int k = 0; k < 2; ++k)
+      for (const char *p : {"eps", "W1", "b1", "W2", "b2"})
+        decay += l2(P(inst("GINConv", k, p), {}));
     break;
   }
   case Arch::GGCN: {
