@@ -56,11 +56,15 @@ private:
   std::vector<int64_t> shape_;
   DType dtype_ = DType::F32;
   struct Free {
+    Free() noexcept : bytes(0) {}
+    explicit Free(size_t bytes) noexcept : bytes(bytes) {}
     void operator()(uint32_t *p) const;
+    size_t bytes; // a recycled large block's size, or 0
   };
   Tensor(std::vector<int64_t> shape, DType dtype, bool zero);
   // 4-byte elements, 64-byte aligned; buffers of 4 MiB and more ask for
-  // transparent huge pages (gathers over them fault and miss the TLB less).
+  // transparent huge pages (gathers over them fault and miss the TLB less)
+  // and are recycled: see BlockCache in Tensor.cpp.
   std::unique_ptr<uint32_t[], Free> data_;
 };
 
