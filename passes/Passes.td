@@ -91,8 +91,9 @@ def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
     propagations; max/min send the gradient to the edges whose message
     equals the output, split evenly among ties, counted by an extra
     propagation); linear; cross_entropy, l2 and scalar arithmetic.
-    Parameters used inside edge functions are reported as not implemented
-    yet.
+    Parameters used inside edge functions (those operator motion did not
+    move) get a sum propagation of their per-edge contributions, one
+    parameter-shaped row per vertex, then sum_rows.
   }];
   let dependentDialects = ["saga::SagaDialect", "mlir::arith::ArithDialect"];
 }
