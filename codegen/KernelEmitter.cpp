@@ -436,7 +436,8 @@ SmallVector<int64_t> rowShapeOf(Value v) {
 } // namespace
 
 FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
-                                   OpBuilder &moduleBuilder) {
+                                   OpBuilder &moduleBuilder,
+                                   ApplyVertexOp epilogue) {
   Kernel kernel;
   auto propagate = dyn_cast<PropagateOp>(op);
   auto edgeMap = dyn_cast<EdgeMapOp>(op);
@@ -459,6 +460,28 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   llvm::append_range(kernel.operands, op->getOperands());
   SmallVector<Value> captured = capturedValues(region);
   llvm::append_range(kernel.operands, captured);
+  // An epilogue (an apply_vertex of the propagation's result, fused into
+  // its kernel) adds its other operands and its captures; epilogueArg[k] is
+  // the kernel operand of its block argument k, or -1 for the propagation's
+  // row, which never leaves the kernel.
+  SmallVector<int> epilogueArg;
+  SmallVector<Value> epilogueCaptured;
+  unsigned epilogueCapturedStart = 0;
+  if (epilogue) {
+    for (Value v : epilogue.getInputs()) {
+      if (v == op->getResult(0)) {
+        epilogueArg.push_back(-1);
+        continue;
+      }
+      epilogueArg.push_back(int(kernel.operands.size()));
+      kernel.operands.push_back(v);
+    }
+    epilogueCaptured = capturedValues(epilogue.getBody());
+    epilogueCapturedStart = kernel.operands.size();
+    llvm::append_range(kernel.operands, epilogueCaptured);
+  }
+  SmallVector<Value> resultValues(epilogue ? epilogue->getResults()
+                                           : op->getResults());
 
   MLIRContext *ctx = op->getContext();
   OpBuilder tb(ctx);
@@ -469,7 +492,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                      flatBuffer(tb.getI64Type())});
   for (Value v : kernel.operands)
     argTypes.push_back(flatBuffer(elementTypeOf(v)));
-  for (Value r : op->getResults())
+  for (Value r : resultValues)
     argTypes.push_back(flatBuffer(elementTypeOf(r)));
 
   Location loc = op->getLoc();
@@ -496,7 +519,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   SmallVector<Value> operandBufs, resultBufs;
   for (size_t i = 0; i < kernel.operands.size(); ++i)
     operandBufs.push_back(entry->getArgument(argIndex++));
-  for (size_t i = 0; i < op->getNumResults(); ++i)
+  for (size_t i = 0; i < resultValues.size(); ++i)
     resultBufs.push_back(entry->getArgument(argIndex++));
 
   // A window of row `row` of operand `i`.
@@ -529,8 +552,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   auto resultRow = [&](unsigned i, Value row) {
     RowVal r;
     r.buf = resultBufs[i];
-    r.shape = rowShapeOf(op->getResult(i));
-    r.elemType = elementTypeOf(op->getResult(i));
+    r.shape = rowShapeOf(resultValues[i]);
+    r.elemType = elementTypeOf(resultValues[i]);
     r.offset = e.mul(row, e.index(r.numElements()));
     return r;
   };
@@ -637,7 +660,14 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
 
     // Propagation: reduce the body's messages over v's in-edges.
     GatherKind kind = propagate.getKind();
-    RowVal out = resultRow(0, v);
+    // With an epilogue the reduced row stays in a stack buffer.
+    RowVal out;
+    if (epilogue) {
+      out = e.newRow(rowShapeOf(op->getResult(0)),
+                     elementTypeOf(op->getResult(0)));
+    } else {
+      out = resultRow(0, v);
+    }
     int64_t width = out.numElements();
     RowVal acc = e.newRow(out.shape, out.elemType);
     double init = kind == GatherKind::max ? -std::numeric_limits<float>::infinity()
@@ -750,6 +780,25 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       }
       e.store(out, i, a);
     });
+    if (!epilogue)
+      return;
+    // The epilogue on the reduced row and the other operands' rows at v.
+    Block &epiBody = epilogue.getBody().front();
+    DenseMap<Value, RowVal> vals;
+    for (auto [k, arg] : llvm::enumerate(epiBody.getArguments()))
+      vals[arg] = epilogueArg[k] < 0 ? out : rowOf(epilogueArg[k], v);
+    for (auto [i, c] : llvm::enumerate(epilogueCaptured))
+      vals[c] = rowOf(epilogueCapturedStart + i, Value());
+    for (Operation &inner : epiBody.without_terminator()) {
+      auto r = e.emitOp(inner, vals);
+      if (failed(r)) {
+        ok = false;
+        return;
+      }
+      vals[inner.getResult(0)] = *r;
+    }
+    for (auto [i, y] : llvm::enumerate(epiBody.getTerminator()->getOperands()))
+      e.copy(vals.lookup(y), resultRow(i, v));
   });
   if (!ok) {
     func.erase();

@@ -11,6 +11,8 @@
 #ifndef SAGA_CODEGEN_KERNELEMITTER_H
 #define SAGA_CODEGEN_KERNELEMITTER_H
 
+#include "dialect/Saga.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -29,10 +31,15 @@ struct Kernel {
 };
 
 /// Emits the kernel for `op` (an ApplyVertexOp, PropagateOp or EdgeMapOp) as a
-/// `func.func` named `name` at `moduleBuilder`'s insertion point. Reports an
-/// error on `op` and fails for bodies it cannot lower.
+/// `func.func` named `name` at `moduleBuilder`'s insertion point. With an
+/// `epilogue` (an apply_vertex of a PropagateOp's result, the only user of
+/// that result, whose other operands are available where `op` runs) the
+/// kernel runs the epilogue's body on each reduced row and writes the
+/// epilogue's results instead: the propagation's result never exists.
+/// Reports an error on `op` and fails for bodies it cannot lower.
 mlir::FailureOr<Kernel> emitKernel(mlir::Operation *op, llvm::StringRef name,
-                                   mlir::OpBuilder &moduleBuilder);
+                                   mlir::OpBuilder &moduleBuilder,
+                                   ApplyVertexOp epilogue = nullptr);
 
 } // namespace saga
 

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace saga {
 #define GEN_PASS_DEF_SAGALOWERTOKERNELS
@@ -40,14 +41,54 @@ void insertReleases(Block &block) {
   }
 }
 
+/// The apply_vertex to fuse into `prop`'s kernel as its epilogue: the only
+/// user of its result, in the same block, whose other operands and captured
+/// values are defined before `prop` (the fused kernel runs where `prop` is).
+ApplyVertexOp findEpilogue(PropagateOp prop) {
+  Value result = prop.getResult();
+  if (result.use_empty())
+    return nullptr;
+  auto epilogue = dyn_cast<ApplyVertexOp>(*result.getUsers().begin());
+  if (!epilogue || epilogue->getBlock() != prop->getBlock())
+    return nullptr;
+  for (Operation *user : result.getUsers())
+    if (user != epilogue.getOperation())
+      return nullptr;
+  auto availableAtProp = [&](Value v) {
+    if (v == result)
+      return true;
+    Operation *def = v.getDefiningOp();
+    return !def || def->getBlock() != prop->getBlock() ||
+           def->isBeforeInBlock(prop);
+  };
+  if (!llvm::all_of(epilogue.getInputs(), availableAtProp))
+    return nullptr;
+  bool ok = true;
+  epilogue.getBody().walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!epilogue.getBody().isAncestor(v.getParentRegion()))
+        ok &= availableAtProp(v);
+  });
+  return ok ? epilogue : nullptr;
+}
+
 struct LowerToKernels
     : public saga::impl::SagaLowerToKernelsBase<LowerToKernels> {
+  using SagaLowerToKernelsBase::SagaLowerToKernelsBase;
   void runOnOperation() override {
     ModuleOp module = getOperation();
     unsigned counter = 0;
     for (ModelOp model : llvm::to_vector(module.getOps<ModelOp>())) {
       Block &block = model.getBody().front();
-      for (Operation &op : llvm::make_early_inc_range(block)) {
+      // By list, not by iterator: fusing an epilogue erases an op after the
+      // current one.
+      SmallVector<Operation *> ops =
+          llvm::map_to_vector(block, [](Operation &o) { return &o; });
+      llvm::DenseSet<Operation *> erased;
+      for (Operation *opPtr : ops) {
+        if (erased.contains(opPtr))
+          continue;
+        Operation &op = *opPtr;
         if (isa<ApplyEdgeOp, ScatterOp, GatherOp>(op)) {
           op.emitOpError() << "must be formed into saga.propagate before "
                            << "lowering (run --saga-form-propagation)";
@@ -57,16 +98,24 @@ struct LowerToKernels
           continue;
         OpBuilder mb(model);
         std::string name = "saga_kernel_" + std::to_string(counter++);
-        FailureOr<Kernel> kernel = emitKernel(&op, name, mb);
+        ApplyVertexOp epilogue;
+        if (auto prop = dyn_cast<PropagateOp>(op); prop && fuseEpilogues)
+          epilogue = findEpilogue(prop);
+        FailureOr<Kernel> kernel = emitKernel(&op, name, mb, epilogue);
         if (failed(kernel))
           return signalPassFailure();
         SymbolTable::setSymbolVisibility(kernel->func,
                                          SymbolTable::Visibility::Public);
         OpBuilder b(&op);
-        auto launch = LaunchOp::create(b, op.getLoc(), op.getResultTypes(),
+        Operation *last = epilogue ? epilogue.getOperation() : &op;
+        auto launch = LaunchOp::create(b, op.getLoc(), last->getResultTypes(),
                                        name, kernel->operands,
                                        kernel->propagate, kernel->edgeMap);
-        op.replaceAllUsesWith(launch);
+        last->replaceAllUsesWith(launch);
+        if (epilogue) {
+          erased.insert(epilogue);
+          epilogue.erase();
+        }
         op.erase();
       }
       insertReleases(block);

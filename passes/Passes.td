@@ -46,6 +46,18 @@ def SagaStripDropout : Pass<"saga-strip-dropout", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect"];
 }
 
+def SagaFuseMaps : Pass<"saga-fuse-maps", "mlir::ModuleOp"> {
+  let summary = "merge chains of apply_vertex into one";
+  let description = [{
+    An `apply_vertex` whose single result is read only by another
+    `apply_vertex` is merged into it: one body computing both, so one kernel
+    and no intermediate row in memory. Runs after autodiff (the backward's
+    maps merge too) and before lower-to-kernels, which can then fuse the
+    whole chain after a propagation into the propagation's kernel.
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 def SagaExtractGemm : Pass<"saga-extract-gemm", "mlir::ModuleOp"> {
   let summary = "batch per-vertex vector-matrix products into GEMMs";
   let description = [{
@@ -139,7 +151,17 @@ def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
     in-edge of its rows, the edge's row (by edge id) of each result; its
     launch is marked `{edge_map}`. The seed drives training-mode dropout
     masks.
+
+    With `fuse-epilogues` an `apply_vertex` that is the only user of a
+    propagation's result, and whose other operands exist where the
+    propagation runs, becomes the propagation kernel's epilogue (bias,
+    normalisation, activation on each reduced row): one kernel, and the
+    propagation's result is never written to memory.
   }];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Fuse elementwise apply_vertex epilogues into propagations">
+  ];
   let dependentDialects = ["saga::SagaDialect", "mlir::func::FuncDialect",
                            "mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
                            "mlir::arith::ArithDialect", "mlir::math::MathDialect"];

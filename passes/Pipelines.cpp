@@ -13,7 +13,7 @@ using namespace mlir;
 llvm::ArrayRef<llvm::StringRef> saga::optionalPassNames() {
   static const llvm::StringRef names[] = {"operator-motion", "extract-gemm",
                                           "reorder-linear", "fuse-propagation",
-                                          "cse"};
+                                          "fuse-epilogue", "cse"};
   return names;
 }
 
@@ -57,7 +57,11 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
     pm.addPass(createSagaMaterializeEdges());
   if (enabled("cse"))
     pm.addPass(createCSEPass());
-  pm.addPass(createSagaLowerToKernels());
+  if (enabled("fuse-epilogue"))
+    pm.addPass(createSagaFuseMaps());
+  SagaLowerToKernelsOptions kernels;
+  kernels.fuseEpilogues = enabled("fuse-epilogue");
+  pm.addPass(createSagaLowerToKernels(kernels));
 }
 
 namespace {
@@ -72,7 +76,8 @@ struct PlanPipelineOptions
   ListOption<std::string> disable{
       *this, "disable",
       llvm::cl::desc("Optional passes to leave out: operator-motion, "
-                     "extract-gemm, reorder-linear, fuse-propagation, cse")};
+                     "extract-gemm, reorder-linear, fuse-propagation, "
+                     "fuse-epilogue, cse")};
 };
 } // namespace
 

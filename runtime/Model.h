@@ -41,7 +41,7 @@ struct CompileOptions {
   /// Also compile the training plan (forward with dropout + backward).
   bool training = false;
   /// -O2 passes to leave out (saga::optionalPassNames(): operator-motion,
-  /// extract-gemm, reorder-linear, fuse-propagation, cse), to measure what
+  /// extract-gemm, reorder-linear, fuse-propagation, fuse-epilogue, cse), to measure what
   /// each one does. Without fuse-propagation every edge function writes
   /// its values to edge tensors that a second kernel reduces (as at -O0).
   std::vector<std::string> disabledPasses;

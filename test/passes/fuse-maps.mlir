@@ -1,0 +1,51 @@
+// RUN: saga-opt %s --saga-fuse-maps | FileCheck %s
+
+// Tests that a chain of apply_vertex, each result read only by the next,
+// becomes one apply_vertex whose body runs the producer's ops and then the
+// consumer's, with the consumer's other inputs first, then the producer's.
+// CHECK-LABEL: saga.model @chain
+// CHECK:         %[[M:.*]] = saga.apply_vertex(%{{.*}}, %{{.*}}) : (!saga.vertex<4xf32>, !saga.vertex<f32>) -> !saga.vertex<4xf32>
+// CHECK-NEXT:    ^bb0(%[[X:.*]]: tensor<4xf32>, %[[D:.*]]: tensor<f32>):
+// CHECK-NEXT:      %[[N:.*]] = saga.div %[[X]], %[[D]]
+// CHECK-NEXT:      %[[Y:.*]] = saga.add %[[N]], %{{.*}}
+// CHECK-NEXT:      %[[R:.*]] = saga.relu %[[Y]]
+// CHECK-NEXT:      saga.yield %[[R]]
+// CHECK-NOT:     saga.apply_vertex
+// CHECK:         saga.return %[[M]]
+saga.model @chain(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> {
+  %b = saga.param "b" zeros : tensor<4xf32>
+  %deg = saga.degree : !saga.vertex<f32>
+  %n = saga.apply_vertex(%x, %deg) : (!saga.vertex<4xf32>, !saga.vertex<f32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>, %d: tensor<f32>):
+    %q = saga.div %s, %d : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %y = saga.apply_vertex(%n) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.add %s, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %o = saga.apply_vertex(%y) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.relu %s : tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  saga.return %o : !saga.vertex<4xf32>
+}
+
+// Tests that a map whose result has another user stays separate.
+// CHECK-LABEL: saga.model @shared
+// CHECK-COUNT-2: saga.apply_vertex
+saga.model @shared(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.vertex<4xf32>, !saga.vertex<4xf32>) {
+  %n = saga.apply_vertex(%x) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.relu %s : tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %y = saga.apply_vertex(%n) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.neg %s : tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  saga.return %n, %y : !saga.vertex<4xf32>, !saga.vertex<4xf32>
+}
