@@ -532,22 +532,28 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     r.offset = row ? e.mul(row, e.index(r.numElements())) : e.index(0);
     return r;
   };
-  auto emitBody = [&](ArrayRef<Value> rows) -> FailureOr<SmallVector<RowVal>> {
-    DenseMap<Value, RowVal> vals;
-    for (auto [i, arg] : llvm::enumerate(body.getArguments()))
-      vals[arg] = rowOf(i, rows[i]);
-    for (auto [i, c] : llvm::enumerate(captured))
-      vals[c] = rowOf(body.getNumArguments() + i, Value());
-    for (Operation &inner : body.without_terminator()) {
+  // The ops of `block` on the rows in `vals` (its arguments and captured
+  // values); the rows it yields.
+  auto emitBlock = [&](Block &block, DenseMap<Value, RowVal> &vals)
+      -> FailureOr<SmallVector<RowVal>> {
+    for (Operation &inner : block.without_terminator()) {
       auto r = e.emitOp(inner, vals);
       if (failed(r))
         return failure();
       vals[inner.getResult(0)] = *r;
     }
     SmallVector<RowVal> yields;
-    for (Value y : body.getTerminator()->getOperands())
+    for (Value y : block.getTerminator()->getOperands())
       yields.push_back(vals.lookup(y));
     return yields;
+  };
+  auto emitBody = [&](ArrayRef<Value> rows) -> FailureOr<SmallVector<RowVal>> {
+    DenseMap<Value, RowVal> vals;
+    for (auto [i, arg] : llvm::enumerate(body.getArguments()))
+      vals[arg] = rowOf(i, rows[i]);
+    for (auto [i, c] : llvm::enumerate(captured))
+      vals[c] = rowOf(body.getNumArguments() + i, Value());
+    return emitBlock(body, vals);
   };
   auto resultRow = [&](unsigned i, Value row) {
     RowVal r;
@@ -608,30 +614,40 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         prefetchRow(resultRow(i, id), /*write=*/true);
     }
   };
+  // fn(u, eid) for each in-edge (out-edge when reversed) of row v: u is the
+  // edge's other end. Prefetches ahead, and keys dropout in the edge body by
+  // the edge, so every edge (and the reversed backward over it) draws its
+  // own mask.
+  auto forEachEdge = [&](Value v, function_ref<void(Value, Value)> fn) {
+    Value lo = arith::IndexCastOp::create(
+        b, loc, indexType,
+        memref::LoadOp::create(b, loc, offsets, ValueRange{v}));
+    Value hi = arith::IndexCastOp::create(
+        b, loc, indexType,
+        memref::LoadOp::create(b, loc, offsets,
+                               ValueRange{e.add(v, e.index(1))}));
+    e.forRange(lo, hi, [&](Value pos) {
+      prefetchAhead(pos);
+      Value u = arith::IndexCastOp::create(
+          b, loc, indexType,
+          memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
+      Value eid = arith::IndexCastOp::create(
+          b, loc, indexType,
+          memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
+      e.row = eid;
+      llvm::scope_exit restoreRow([&] { e.row = v; });
+      fn(u, eid);
+    });
+    return std::make_pair(lo, hi);
+  };
+
   e.forRange(entry->getArgument(0), entry->getArgument(1), [&](Value v) {
     e.row = v;
     if (edgeMap) {
       // Each in-edge of v: evaluate the body and store its values in the
       // edge's rows. Every edge is some vertex's in-edge, so the row blocks
       // together write every row of the results, each once.
-      Value lo = arith::IndexCastOp::create(
-          b, loc, indexType,
-          memref::LoadOp::create(b, loc, offsets, ValueRange{v}));
-      Value hi = arith::IndexCastOp::create(
-          b, loc, indexType,
-          memref::LoadOp::create(b, loc, offsets,
-                                 ValueRange{e.add(v, e.index(1))}));
-      e.forRange(lo, hi, [&](Value pos) {
-        prefetchAhead(pos);
-        Value u = arith::IndexCastOp::create(
-            b, loc, indexType,
-            memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
-        Value eid = arith::IndexCastOp::create(
-            b, loc, indexType,
-            memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
-        // Dropout keyed by the edge, as in the fused propagate kernel.
-        e.row = eid;
-        llvm::scope_exit restoreRow([&] { e.row = v; });
+      forEachEdge(v, [&](Value u, Value eid) {
         SmallVector<Value> rows;
         rows.append(numSrcs, u);
         rows.append(numDsts, v);
@@ -690,21 +706,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         e.store(runSum, h, e.f32(0.0));
       });
     }
-    Value lo = arith::IndexCastOp::create(
-        b, loc, indexType, memref::LoadOp::create(b, loc, offsets, ValueRange{v}));
-    Value hi = arith::IndexCastOp::create(
-        b, loc, indexType,
-        memref::LoadOp::create(b, loc, offsets, ValueRange{e.add(v, e.index(1))}));
-    e.forRange(lo, hi, [&](Value pos) {
-      prefetchAhead(pos);
-      Value u = arith::IndexCastOp::create(
-          b, loc, indexType, memref::LoadOp::create(b, loc, sources, ValueRange{pos}));
-      Value eid = arith::IndexCastOp::create(
-          b, loc, indexType, memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
-      // Dropout in an edge body is keyed by the edge, so every edge (and
-      // the reversed backward over it) draws its own mask.
-      e.row = eid;
-      llvm::scope_exit restoreRow([&] { e.row = v; });
+    auto [lo, hi] = forEachEdge(v, [&](Value u, Value eid) {
       // `u` is the other end of the edge: its source, or (reversed) its
       // destination.
       SmallVector<Value> rows;
@@ -789,16 +791,13 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       vals[arg] = epilogueArg[k] < 0 ? out : rowOf(epilogueArg[k], v);
     for (auto [i, c] : llvm::enumerate(epilogueCaptured))
       vals[c] = rowOf(epilogueCapturedStart + i, Value());
-    for (Operation &inner : epiBody.without_terminator()) {
-      auto r = e.emitOp(inner, vals);
-      if (failed(r)) {
-        ok = false;
-        return;
-      }
-      vals[inner.getResult(0)] = *r;
+    auto yields = emitBlock(epiBody, vals);
+    if (failed(yields)) {
+      ok = false;
+      return;
     }
-    for (auto [i, y] : llvm::enumerate(epiBody.getTerminator()->getOperands()))
-      e.copy(vals.lookup(y), resultRow(i, v));
+    for (auto [i, y] : llvm::enumerate(*yields))
+      e.copy(y, resultRow(i, v));
   });
   if (!ok) {
     func.erase();
