@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestRandom.h"
 #include "runtime/Model.h"
 
 #include <gtest/gtest.h>
@@ -33,26 +34,8 @@ using namespace saga;
 
 namespace {
 
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() { // SplitMix64
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; } // [0, 1)
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  int32_t below(int64_t n) { return int32_t(next() % uint64_t(n)); }
-};
-
-uint64_t hashString(const std::string &s) {
-  uint64_t h = 1469598103934665603ull; // FNV-1a
-  for (unsigned char c : s)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+using sagatest::hashString;
+using sagatest::Rng;
 
 /// 1500 vertices, 12000 random edges into the first 1400 (the last 100 have
 /// no in-edges), repeated edges and input self loops among them; several

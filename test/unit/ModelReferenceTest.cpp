@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestRandom.h"
 #include "runtime/Model.h"
 
 #include <gtest/gtest.h>
@@ -46,26 +47,8 @@ bool close(double got, double want) {
 // Random numbers (SplitMix64) and the graphs
 //===----------------------------------------------------------------------===//
 
-struct Rng {
-  uint64_t state;
-  explicit Rng(uint64_t seed) : state(seed) {}
-  uint64_t next() {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-  }
-  double uniform() { return double(next() >> 11) * 0x1.0p-53; } // [0, 1)
-  double uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
-  int32_t below(int64_t n) { return int32_t(next() % uint64_t(n)); }
-};
-
-uint64_t hashString(const std::string &s) {
-  uint64_t h = 1469598103934665603ull; // FNV-1a
-  for (unsigned char c : s)
-    h = (h ^ c) * 1099511628211ull;
-  return h;
-}
+using sagatest::hashString;
+using sagatest::Rng;
 
 struct EdgeList {
   std::string name;
