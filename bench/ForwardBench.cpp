@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/BenchCommon.h"
 #include "runtime/Loaders.h"
 #include "runtime/Model.h"
 #include "runtime/Synthetic.h"
@@ -33,6 +34,7 @@
 #include <fstream>
 
 using namespace saga;
+using namespace sagabench;
 
 namespace {
 
@@ -68,16 +70,7 @@ usage: saga-bench-forward [options]
 // the few options here are parsed by hand.
 Options parseOptions(int argc, char **argv);
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-      .count();
-}
 
-[[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "saga-bench-forward: error: " << message << "\n";
-  std::exit(1);
-}
 
 void check(llvm::Error e) {
   if (e)
@@ -138,36 +131,7 @@ Options parseOptions(int argc, char **argv) {
   return o;
 }
 
-/// Writes a little-endian, C-order .npy file (format 1.0).
-void writeNpy(const std::string &path, const char *descr,
-              const std::vector<int64_t> &shape, const void *data,
-              size_t bytes) {
-  std::string dims;
-  for (int64_t d : shape)
-    dims += std::to_string(d) + ",";
-  if (shape.size() > 1)
-    dims.pop_back();
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  uint16_t length = uint16_t(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(char(length & 0xff));
-  out.put(char(length >> 8));
-  out << header;
-  out.write(static_cast<const char *>(data), std::streamsize(bytes));
-  if (!out)
-    fail("cannot write " + path);
-}
 
-void writeTensor(const std::string &path, const Tensor &t) {
-  writeNpy(path, t.dtype() == DType::F32 ? "<f4" : "<i4", t.shape(),
-           static_cast<const void *>(t.f32()), size_t(t.numElements()) * 4);
-}
 
 /// Binds the features to the model's f32 vertex input and the labels to its
 /// class input; edge inputs must have a default.
@@ -193,36 +157,13 @@ void bindInputs(Model &model, const Tensor &features, const Tensor &labels) {
   }
 }
 
-int64_t featureWidth(const Model &model) {
-  for (const ValueInfo &in : model.inputs())
-    if (in.domain == ValueInfo::Vertex && in.dtype == DType::F32) {
-      int64_t width = 1;
-      for (int64_t d : in.shape)
-        width *= d;
-      return width;
-    }
-  fail("the model has no f32 vertex input for the features");
-}
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
-std::string jsonEscape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 } // namespace
 
 int main(int argc, char **argv) {
+  toolName = "saga-bench-forward";
   const Options opt = parseOptions(argc, argv);
   const std::string &graphKind = opt.graph;
   const int scale = opt.scale, edgeFactor = opt.edgeFactor;

@@ -41,6 +41,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "bench/BenchCommon.h"
 #include "runtime/Model.h"
 #include "runtime/Synthetic.h"
 #include "runtime/Trainer.h"
@@ -62,6 +63,7 @@
 #include <unistd.h>
 
 using namespace saga;
+using namespace sagabench;
 
 namespace {
 
@@ -105,15 +107,7 @@ options:
                       bench/suite_baselines.py
 )";
 
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
-      .count();
-}
 
-[[noreturn]] void fail(const llvm::Twine &message) {
-  llvm::errs() << "saga-bench-suite: error: " << message << "\n";
-  std::exit(1);
-}
 
 void check(llvm::Error e) {
   if (e)
@@ -208,36 +202,7 @@ Options parseOptions(int argc, char **argv) {
   return o;
 }
 
-/// Writes a little-endian, C-order .npy file (format 1.0).
-void writeNpy(const std::string &path, const char *descr,
-              const std::vector<int64_t> &shape, const void *data,
-              size_t bytes) {
-  std::string dims;
-  for (int64_t d : shape)
-    dims += std::to_string(d) + ",";
-  if (shape.size() > 1)
-    dims.pop_back();
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  uint16_t length = uint16_t(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(char(length & 0xff));
-  out.put(char(length >> 8));
-  out << header;
-  out.write(static_cast<const char *>(data), std::streamsize(bytes));
-  if (!out)
-    fail("cannot write " + path);
-}
 
-void writeTensor(const std::string &path, const Tensor &t) {
-  writeNpy(path, t.dtype() == DType::F32 ? "<f4" : "<i4", t.shape(),
-           static_cast<const void *>(t.f32()), size_t(t.numElements()) * 4);
-}
 
 std::string dumpPath(const Options &o, const std::string &file) {
   if (std::error_code ec = llvm::sys::fs::create_directories(o.dumpDir))
@@ -266,21 +231,7 @@ double currentRssMiB() {
   return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
-std::string jsonEscape(const std::string &s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out;
-}
 
 EdgeList generate(const Options &o) {
   progress(llvm::formatv("generating R-MAT scale {0}, edge factor {1}, "
@@ -315,16 +266,6 @@ void degreeStats(const Graph &g) {
       (long long)maxOut, (long long)isolated);
 }
 
-int64_t featureWidth(const Model &model) {
-  for (const ValueInfo &in : model.inputs())
-    if (in.domain == ValueInfo::Vertex && in.dtype == DType::F32) {
-      int64_t width = 1;
-      for (int64_t d : in.shape)
-        width *= d;
-      return width;
-    }
-  fail("the model has no f32 vertex input for the features");
-}
 
 std::string featureInput(const Model &model) {
   for (const ValueInfo &in : model.inputs())
@@ -575,6 +516,7 @@ int runTraining(const Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+  toolName = "saga-bench-suite";
   const Options opt = parseOptions(argc, argv);
   return opt.mode == "agg" ? runAggregation(opt) : runTraining(opt);
 }

@@ -1,0 +1,102 @@
+//===- BenchCommon.h - helpers shared by the benchmark drivers -*- C++ -*-===//
+//
+// Errors, timing, statistics and .npy output for saga-bench-forward and
+// saga-bench-suite.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_BENCH_BENCHCOMMON_H
+#define SAGA_BENCH_BENCHCOMMON_H
+
+#include "runtime/Model.h"
+
+#include "llvm/ADT/Twine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace sagabench {
+
+/// The program's name in error messages (set by main).
+inline const char *toolName = "saga-bench";
+
+[[noreturn]] inline void fail(const llvm::Twine &message) {
+  llvm::errs() << toolName << ": error: " << message << "\n";
+  std::exit(1);
+}
+
+inline double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+inline std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+/// Writes a little-endian, C-order .npy file (format 1.0).
+inline void writeNpy(const std::string &path, const char *descr,
+                     const std::vector<int64_t> &shape, const void *data,
+                     size_t bytes) {
+  std::string dims;
+  for (int64_t d : shape)
+    dims += std::to_string(d) + ",";
+  if (shape.size() > 1)
+    dims.pop_back();
+  std::string header = std::string("{'descr': '") + descr +
+                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(path, std::ios::binary);
+  uint16_t length = uint16_t(header.size());
+  out.write("\x93NUMPY\x01\x00", 8);
+  out.put(char(length & 0xff));
+  out.put(char(length >> 8));
+  out << header;
+  out.write(static_cast<const char *>(data), std::streamsize(bytes));
+  if (!out)
+    fail("cannot write " + path);
+}
+
+inline void writeTensor(const std::string &path, const saga::Tensor &t) {
+  writeNpy(path, t.dtype() == saga::DType::F32 ? "<f4" : "<i4", t.shape(),
+           static_cast<const void *>(t.f32()), size_t(t.numElements()) * 4);
+}
+
+/// Features per vertex of the model's f32 vertex input.
+inline int64_t featureWidth(const saga::Model &model) {
+  for (const saga::ValueInfo &in : model.inputs())
+    if (in.domain == saga::ValueInfo::Vertex &&
+        in.dtype == saga::DType::F32) {
+      int64_t width = 1;
+      for (int64_t d : in.shape)
+        width *= d;
+      return width;
+    }
+  fail("the model has no f32 vertex input for the features");
+}
+
+} // namespace sagabench
+
+#endif // SAGA_BENCH_BENCHCOMMON_H
