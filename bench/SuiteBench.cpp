@@ -32,6 +32,13 @@
 // bench/fusion.sh runs one process per configuration so that each peak is
 // its own.
 //
+// Both modes relabel the generated graph's vertices in degree order before
+// building it (runtime/Reorder.h; --reorder none keeps the generated ids),
+// as `sagac run/train` do for graphs of 65536 vertices or more; the time it
+// takes is printed beside the CSR build's. Features and labels are bound in
+// the relabelled order and everything dumped is in the generated order, so
+// the baselines get the graph as generated.
+//
 // --dump DIR writes what bench/suite_baselines.py needs, as .npy files: the
 // edges (src.npy, dst.npy, int32, without self loops), and for `agg` the
 // features x{F}.npy and Saga's output out{F}.npy; for `train` features.npy,
@@ -43,6 +50,7 @@
 
 #include "bench/BenchCommon.h"
 #include "runtime/Model.h"
+#include "runtime/Reorder.h"
 #include "runtime/Synthetic.h"
 #include "runtime/Trainer.h"
 
@@ -57,6 +65,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <numeric>
 #include <sstream>
 
 #include <sys/resource.h>
@@ -81,6 +90,7 @@ struct Options {
   std::string dumpDir;
   unsigned optLevel = 2;
   std::vector<std::string> disabledPasses;
+  bool reorder = true; // --reorder degree (default) or none
 };
 
 const char *kUsage = R"(saga-bench-suite: Saga's side of bench/suite.sh
@@ -102,6 +112,11 @@ options:
   --epochs N          train: timed epochs after one warm-up epoch (default 5)
   --opt-level N       train: 0 (no optimisation) or 2 (default)
   --disable-pass A,B  train: -O2 passes to leave out (e.g. fuse-propagation)
+  --reorder degree|none
+                      relabel the vertices by decreasing degree before
+                      building the graph (runtime/Reorder.h; default degree);
+                      the time it takes is printed; dumps stay in the
+                      generated order
   --dump DIR          write the graph, features, Saga's outputs (agg) or the
                       labels and initial parameters (train) as .npy for
                       bench/suite_baselines.py
@@ -177,7 +192,11 @@ Options parseOptions(int argc, char **argv) {
       o.epochs = unsigned(number(value, 1 << 20));
     else if (arg == "--seed")
       o.seed = number(value, UINT64_MAX);
-    else if (arg == "--dump")
+    else if (arg == "--reorder") {
+      if (value != "degree" && value != "none")
+        fail("--reorder takes degree or none, not '" + value + "'");
+      o.reorder = value == "degree";
+    } else if (arg == "--dump")
       o.dumpDir = value;
     else if (arg == "--opt-level")
       o.optLevel = unsigned(number(value, 2));
@@ -251,6 +270,28 @@ EdgeList generate(const Options &o) {
   return edges;
 }
 
+/// With --reorder degree, relabels `edges` in degree order (after dumping
+/// them as generated, with --dump) and returns the order; otherwise the
+/// identity.
+VertexOrder reorder(const Options &o, EdgeList &edges) {
+  if (!o.dumpDir.empty())
+    dumpEdges(o, edges);
+  VertexOrder order;
+  if (!o.reorder) {
+    order.newId.resize(size_t(edges.numVertices));
+    std::iota(order.newId.begin(), order.newId.end(), 0);
+    order.oldId = order.newId;
+    return order;
+  }
+  auto start = std::chrono::steady_clock::now();
+  order = degreeOrder(edges);
+  relabel(edges, order);
+  llvm::outs() << llvm::format("prepare   degree order and relabelling %.1f "
+                               "ms\n",
+                               secondsSince(start) * 1e3);
+  return order;
+}
+
 void degreeStats(const Graph &g) {
   int64_t maxIn = 0, maxOut = 0, isolated = 0;
   for (int32_t v = 0; v < g.numVertices; ++v) {
@@ -278,19 +319,22 @@ std::string featureInput(const Model &model) {
 
 int runAggregation(const Options &o) {
   EdgeList edges = generate(o);
+  VertexOrder order = reorder(o, edges);
   auto start = std::chrono::steady_clock::now();
   Graph graph = Graph::build(edges.numVertices, edges.src, edges.dst,
                              /*addSelfLoops=*/false);
   llvm::outs() << llvm::format("prepare   CSR build %.1f ms\n",
                                secondsSince(start) * 1e3);
   degreeStats(graph);
+  edges = EdgeList(); // the graph has them
   if (!o.dumpDir.empty()) {
-    dumpEdges(o, edges);
     std::ofstream meta(dumpPath(o, "meta.json"));
     meta << "{\n  \"graph\": \"rmat-s" << o.scale << "-e" << o.edgeFactor
          << "\",\n  \"scale\": " << o.scale
          << ",\n  \"edge_factor\": " << o.edgeFactor
          << ",\n  \"seed\": " << o.seed
+         << ",\n  \"saga_reorder\": \"" << (o.reorder ? "degree" : "none")
+         << "\""
          << ",\n  \"num_vertices\": " << graph.numVertices
          << ",\n  \"num_edges\": " << graph.numEdges << "\n}\n";
     if (!meta)
@@ -312,7 +356,7 @@ int runAggregation(const Options &o) {
     Tensor features =
         randomFeatures(graph.numVertices, width, o.seed + uint64_t(width));
     check(model->setGraph(graph));
-    check(model->setInput(featureInput(*model), features));
+    check(model->setInput(featureInput(*model), permuteRows(features, order)));
 
     progress("width " + std::to_string(width) + ": 1 warm-up + " +
              std::to_string(o.repeat) + " timed forward passes");
@@ -349,15 +393,15 @@ int runAggregation(const Options &o) {
                ".npy");
       writeTensor(dumpPath(o, "x" + std::to_string(width) + ".npy"), features);
       writeTensor(dumpPath(o, "out" + std::to_string(width) + ".npy"),
-                  last.prediction);
+                  unpermuteRows(last.prediction, order));
     }
     llvm::outs() << llvm::format(
         "RESULT kind=agg system=saga scale=%d edge_factor=%d vertices=%d "
         "edges=%lld width=%d threads=%u ms=%.3f kernel_ms=%.3f "
-        "compile_ms=%.3f\n",
+        "compile_ms=%.3f reorder=%s\n",
         o.scale, o.edgeFactor, graph.numVertices, (long long)graph.numEdges,
         width, o.threads, med * 1e3, kernel * 1e3,
-        model->compileStats().total() * 1e3);
+        model->compileStats().total() * 1e3, o.reorder ? "degree" : "none");
     llvm::outs().flush();
   }
   return 0;
@@ -379,9 +423,12 @@ int runTraining(const Options &o) {
   const int64_t width = featureWidth(*model);
 
   EdgeList edges = generate(o);
+  VertexOrder order = reorder(o, edges);
+  const int64_t generatedEdges = int64_t(edges.src.size());
   auto start = std::chrono::steady_clock::now();
   Graph graph =
       Graph::build(edges.numVertices, edges.src, edges.dst, model->selfLoops());
+  edges = EdgeList(); // the graph has them; not part of the peak measured
   llvm::outs() << llvm::format(
       "prepare   CSR build %.1f ms (%s)\n", secondsSince(start) * 1e3,
       model->selfLoops() ? "with self loops" : "no self loops");
@@ -429,9 +476,9 @@ int runTraining(const Options &o) {
 
   if (!o.dumpDir.empty()) {
     progress("dumping the graph, features, labels and parameters");
-    dumpEdges(o, edges);
-    writeTensor(dumpPath(o, "features.npy"), features);
-    writeTensor(dumpPath(o, "labels.npy"), labels);
+    // In the generated order, as the edges were dumped.
+    writeTensor(dumpPath(o, "features.npy"), unpermuteRows(features, order));
+    writeTensor(dumpPath(o, "labels.npy"), unpermuteRows(labels, order));
     std::string params;
     int index = 0;
     for (const ValueInfo &p : model->params()) {
@@ -444,7 +491,7 @@ int runTraining(const Options &o) {
     meta << "{\n  \"graph\": \"rmat-s" << o.scale << "-e" << o.edgeFactor
          << "\",\n  \"model\": \"" << jsonEscape(o.model)
          << "\",\n  \"num_vertices\": " << graph.numVertices
-         << ",\n  \"num_edges\": " << edges.src.size()
+         << ",\n  \"num_edges\": " << generatedEdges
          << ",\n  \"self_loops\": " << (graph.selfLoops ? "true" : "false")
          << ",\n  \"classes\": " << classes << ",\n  \"params\": {" << params
          << "},\n  \"initial_loss\": "

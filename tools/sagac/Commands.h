@@ -21,7 +21,13 @@ struct RunOptions {
   uint64_t seed = 0;
   bool profile = false;     // print the time of every plan step
   unsigned repeat = 1;      // forward passes; the median time is reported
+  /// Vertex relabelling before the graph is built (runtime/Reorder.h):
+  /// Auto relabels in degree order graphs of kAutoReorderVertices vertices
+  /// or more, whose features outgrow the caches; smaller graphs gain nothing.
+  enum class Reorder { Auto, Degree, None } reorder = Reorder::Auto;
 };
+
+constexpr int32_t kAutoReorderVertices = 1 << 16;
 
 /// Compiles the model, loads the data, runs one forward pass and prints the
 /// timings, the prediction counts and (with labels) the accuracies. Returns

@@ -64,6 +64,17 @@ cl::opt<bool> noNormalize("no-normalize",
                           cl::desc("Do not row-normalise the features"),
                           cl::init(false), cl::sub(runCommand),
                           cl::sub(trainCommand));
+cl::opt<saga::RunOptions::Reorder> reorder(
+    "reorder",
+    cl::desc("Relabel vertices before building the graph (default: auto)"),
+    cl::init(saga::RunOptions::Reorder::Auto),
+    cl::values(clEnumValN(saga::RunOptions::Reorder::Auto, "auto",
+                          "degree order for graphs of 65536 vertices or more"),
+               clEnumValN(saga::RunOptions::Reorder::Degree, "degree",
+                          "by decreasing degree: hubs' rows side by side"),
+               clEnumValN(saga::RunOptions::Reorder::None, "none",
+                          "keep the dataset's ids")),
+    cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<bool> profile("profile", cl::desc("Print the time of every plan step"),
                       cl::init(false), cl::sub(runCommand));
 cl::opt<unsigned> repeat("repeat", cl::desc("Forward passes to time (median)"),
@@ -200,6 +211,7 @@ int main(int argc, char **argv) {
     options.disabledPasses.assign(disabledPasses.begin(), disabledPasses.end());
     options.rowNormalize = !noNormalize;
     options.seed = seed;
+    options.reorder = reorder;
     return options;
   };
   if (trainCommand) {
