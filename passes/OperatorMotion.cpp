@@ -45,6 +45,11 @@ bool hoist(PropagateOp op, Side side) {
     unsigned s = None;
     for (Value v : o.getOperands())
       s |= sides.lookup(v); // values from outside the body: None
+    // A dropout draws its mask by the id of the element it runs on, here
+    // the edge: moved to a vertex it would draw one mask per vertex, shared
+    // by all of that vertex's edges.
+    if (isa<DropoutOp>(o))
+      s |= Edge;
     for (Value r : o.getResults())
       sides[r] = s;
     if (s == unsigned(side) && isPure(&o))

@@ -50,3 +50,32 @@ func.func @stays(%h: !saga.vertex<4xf32>, %w: !saga.edge<f32>) -> !saga.vertex<4
   }
   return %a : !saga.vertex<4xf32>
 }
+
+// -----
+
+// Tests that a dropout stays on the edges: its mask is keyed by the edge it
+// runs on, so neither it nor what it feeds moves to a vertex (GAT's
+// attention dropout, a per-head mask on the source's message), while the
+// score, which reads only the source, still moves.
+// CHECK-LABEL: func.func @edge_dropout
+// CHECK:         %[[S:.*]] = saga.apply_vertex(%{{.*}}, %{{.*}}) : (!saga.vertex<2x4xf32>, !saga.vertex<2xf32>) -> !saga.vertex<2xf32>
+// CHECK:           saga.leaky_relu
+// CHECK-NOT:       saga.dropout
+// CHECK:         saga.propagate softmax_sum src(%{{.*}}, %[[S]]) dst() edge()
+// CHECK-NEXT:    ^bb0(%[[Z:.*]]: tensor<2x4xf32>, %[[SC:.*]]: tensor<2xf32>):
+// CHECK:           %[[KEEP:.*]] = saga.dropout
+// CHECK:           %[[KEEP2:.*]] = saga.reshape %[[KEEP]]
+// CHECK:           %[[MSG:.*]] = saga.mul %[[Z]], %[[KEEP2]]
+// CHECK:           saga.yield %[[MSG]], %[[SC]]
+func.func @edge_dropout(%z: !saga.vertex<2x4xf32>, %s: !saga.vertex<2xf32>) -> !saga.vertex<2x4xf32> {
+  %a = saga.propagate softmax_sum src(%z, %s) dst() edge() : (!saga.vertex<2x4xf32>, !saga.vertex<2xf32>) -> !saga.vertex<2x4xf32> {
+  ^bb0(%zz: tensor<2x4xf32>, %ss: tensor<2xf32>):
+    %l = saga.leaky_relu %ss slope 2.000000e-01 : tensor<2xf32>
+    %ones = arith.constant dense<1.000000e+00> : tensor<2xf32>
+    %keep = saga.dropout %ones rate 5.000000e-01 : tensor<2xf32>
+    %keep2 = saga.reshape %keep : tensor<2xf32> -> tensor<2x1xf32>
+    %m = saga.mul %zz, %keep2 : tensor<2x4xf32>, tensor<2x1xf32> -> tensor<2x4xf32>
+    saga.yield %m, %l : tensor<2x4xf32>, tensor<2xf32>
+  }
+  return %a : !saga.vertex<2x4xf32>
+}

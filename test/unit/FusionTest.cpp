@@ -324,6 +324,27 @@ TEST(Fusion, GatAttentionDropoutMasksMatch) {
   }
 }
 
+// Attention dropout draws one mask per edge and head at every level: -O0
+// (no operator motion) and -O2 (motion moves the attention terms to the
+// vertices but must leave the edge-keyed mask on the edges) agree on the
+// training loss and gradients with dropout on.
+TEST(Fusion, GatAttentionDropoutIsPerEdgeAtO0AndO2) {
+  Case c{"gat.saga", readFile(SAGA_EXAMPLES_DIR "/gat.saga"), 7};
+  auto o2 = compile(c, true, 1), o0 = compile(c, true, 1, /*optLevel=*/0);
+  ASSERT_TRUE(o2 && o0);
+  const Graph &g = randomGraph(true);
+  bindRandom(*o2, g, 7, "gat-dropout");
+  bindRandom(*o0, g, 7, "gat-dropout");
+  ForwardOptions fo;
+  auto a = o2->trainStep(fo, 5), b = o0->trainStep(fo, 5);
+  ASSERT_TRUE(a && b);
+  EXPECT_NEAR(a->loss, b->loss, 1e-5 * std::max(1.0, std::fabs(b->loss)));
+  for (size_t i = 0; i < a->gradients.size(); ++i)
+    EXPECT_LE(relativeError(b->gradients[i].second, a->gradients[i].second),
+              kTolerance)
+        << a->gradients[i].first;
+}
+
 // The unfused plans are as deterministic as the fused ones: one and two
 // threads give the same bits.
 TEST(Fusion, UnfusedThreadsBitIdentical) {
