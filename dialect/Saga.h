@@ -36,6 +36,12 @@ void registerSagaDialects(mlir::DialectRegistry &registry);
 /// Shared verifiers named from ODS (`extraClassDefinition`).
 llvm::LogicalResult verifyBroadcastOp(mlir::Operation *op);
 llvm::LogicalResult verifyApplyOp(mlir::Operation *op, bool edgeDomain);
+/// Canonicalisation of apply_vertex (apply_edge is left alone): a result that
+/// yields a body argument unchanged is that input (its uses move there);
+/// results nobody reads and inputs the body does not read are dropped, so
+/// that the kernel neither copies a tensor nor keeps one alive for nothing.
+llvm::LogicalResult canonicalizeApplyOp(mlir::Operation *op,
+                                        mlir::PatternRewriter &rewriter);
 
 /// The NumPy broadcast of two shapes, or failure if they are incompatible.
 llvm::FailureOr<llvm::SmallVector<int64_t>>

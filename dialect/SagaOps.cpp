@@ -9,6 +9,8 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -95,6 +97,67 @@ LogicalResult ScatterOp::verify() {
     return emitOpError() << "keeps the feature type: input "
                          << in.getElementTensorType() << " but result "
                          << out.getElementTensorType();
+  return success();
+}
+
+LogicalResult saga::canonicalizeApplyOp(Operation *op,
+                                       PatternRewriter &rewriter) {
+  // A gather's message and score must come from one apply_edge
+  // (FormPropagation matches them there), so apply_edge stays as written.
+  if (isa<ApplyEdgeOp>(op))
+    return failure();
+  Block &block = op->getRegion(0).front();
+  auto yield = cast<YieldOp>(block.getTerminator());
+  bool changed = false;
+  for (auto [result, yielded] :
+       llvm::zip(op->getResults(), yield.getOperands())) {
+    auto arg = dyn_cast<BlockArgument>(yielded);
+    if (!arg || arg.getOwner() != &block || result.use_empty())
+      continue;
+    Value input = op->getOperand(arg.getArgNumber());
+    if (input.getType() != result.getType())
+      continue;
+    rewriter.replaceAllUsesWith(result, input);
+    changed = true;
+  }
+  SmallVector<unsigned> keptResults, keptInputs;
+  for (OpResult r : op->getResults())
+    if (!r.use_empty())
+      keptResults.push_back(r.getResultNumber());
+  if (keptResults.empty()) {
+    rewriter.eraseOp(op); // the body has no effects beyond its results
+    return success();
+  }
+  for (BlockArgument a : block.getArguments())
+    if (!a.use_empty())
+      keptInputs.push_back(a.getArgNumber());
+  if (keptResults.size() == op->getNumResults() &&
+      keptInputs.size() == op->getNumOperands())
+    return success(changed);
+
+  OperationState state(op->getLoc(), op->getName());
+  for (unsigned i : keptInputs)
+    state.addOperands(op->getOperand(i));
+  for (unsigned i : keptResults)
+    state.addTypes(op->getResult(i).getType());
+  state.addAttributes(op->getAttrs());
+  state.addRegion();
+  Operation *replacement = rewriter.create(state);
+  Region &region = replacement->getRegion(0);
+  rewriter.inlineRegionBefore(op->getRegion(0), region, region.end());
+  Block &body = region.front();
+  SmallVector<Value> yields;
+  for (unsigned i : keptResults)
+    yields.push_back(yield.getOperand(i));
+  rewriter.modifyOpInPlace(yield, [&] { yield->setOperands(yields); });
+  llvm::BitVector unusedArgs(body.getNumArguments(), true);
+  for (unsigned i : keptInputs)
+    unusedArgs.reset(i);
+  rewriter.modifyOpInPlace(replacement,
+                           [&] { body.eraseArguments(unusedArgs); });
+  for (auto [k, i] : llvm::enumerate(keptResults))
+    rewriter.replaceAllUsesWith(op->getResult(i), replacement->getResult(k));
+  rewriter.eraseOp(op);
   return success();
 }
 

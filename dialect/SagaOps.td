@@ -82,9 +82,14 @@ class Saga_ApplyOp<string mnemonic, string domain>
     `(` $inputs `)` attr-dict `:` functional-type($inputs, $results) $body
   }];
   let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
   let extraClassDefinition = [{
     ::llvm::LogicalResult $cppClass::verify() {
       return verifyApplyOp(*this, /*edgeDomain=*/}] # domain # [{);
+    }
+    ::llvm::LogicalResult $cppClass::canonicalize($cppClass op,
+                                                  ::mlir::PatternRewriter &rewriter) {
+      return canonicalizeApplyOp(op, rewriter);
     }
   }];
 }

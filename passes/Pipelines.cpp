@@ -47,10 +47,11 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
     pm.addPass(createSagaExtractGemm());
   if (enabled("reorder-linear"))
     pm.addPass(createSagaReorderLinear());
-  if (options.training) {
+  if (options.training)
     pm.addPass(createSagaAutodiff());
-    pm.addPass(createCanonicalizerPass()); // drops recomputed values no gradient reads
-  }
+  // Drops recomputed values no gradient reads, and stage results that only
+  // pass an input through (saga::canonicalizeApplyOp).
+  pm.addPass(createCanonicalizerPass());
   // Fusion is the default form of a propagate; without it every edge
   // function's values are stored per edge and reduced by a second kernel.
   if (!enabled("fuse-propagation"))
