@@ -499,6 +499,7 @@ int runTraining(const Options &o) {
     if (!meta)
       fail("cannot write " + o.dumpDir + "/meta.json");
   }
+  features = Tensor(); // the model has its own copy; not part of the peak
 
   double setupPeak = peakRssMiB(), base = currentRssMiB();
   TrainOptions to;
@@ -535,9 +536,11 @@ int runTraining(const Options &o) {
   ForwardResult eval = check(model->forward(profiled));
   llvm::outs() << llvm::format(
       "breakdown train step (forward with dropout + backward) %.1f ms, "
-      "evaluation forward %.1f ms, the rest (Adam, accuracy) about %.1f ms\n",
+      "evaluation forward %.1f ms, the rest (Adam, accuracy) about %.1f ms; "
+      "the train step's own buffers peak at %.0f MiB\n",
       step.seconds * 1e3, eval.seconds * 1e3,
-      (med - step.seconds - eval.seconds) * 1e3);
+      (med - step.seconds - eval.seconds) * 1e3,
+      double(step.peakBytes) / (1 << 20));
   for (auto &[what, seconds] : eval.profile)
     if (seconds >= 0.02 * eval.seconds)
       llvm::outs() << llvm::format("breakdown   evaluation: %-44s %8.1f ms\n",
@@ -552,11 +555,11 @@ int runTraining(const Options &o) {
       "RESULT kind=train system=saga scale=%d edge_factor=%d vertices=%d "
       "edges=%lld width=%lld threads=%u ms=%.3f initial_loss=%.6f "
       "last_loss=%.6f step_ms=%.3f eval_ms=%.3f passes=%s peak_rss_mib=%.0f "
-      "base_rss_mib=%.0f setup_peak_rss_mib=%.0f\n",
+      "base_rss_mib=%.0f setup_peak_rss_mib=%.0f plan_peak_mib=%.0f\n",
       o.scale, o.edgeFactor, graph.numVertices, (long long)graph.numEdges,
       (long long)width, o.threads, med * 1e3, initialLoss, result.final.loss,
       step.seconds * 1e3, eval.seconds * 1e3, passes.c_str(), peak, base,
-      setupPeak);
+      setupPeak, double(step.peakBytes) / (1 << 20));
   return 0;
 }
 

@@ -36,8 +36,9 @@ struct PlanOptions {
 
 /// The passes -O2 adds to -O0, each of which `disabledPasses` can leave out
 /// so that its effect can be measured: operator-motion, extract-gemm,
-/// reorder-linear, fuse-propagation, fuse-epilogue, cse. Leaving out fuse-propagation adds
-/// saga-materialize-edges: edge tensors are stored, as in PyG and DGL.
+/// reorder-linear, fuse-propagation, fuse-epilogue, cse, rematerialize.
+/// Leaving out fuse-propagation adds saga-materialize-edges: edge tensors are
+/// stored, as in PyG and DGL.
 llvm::ArrayRef<llvm::StringRef> optionalPassNames();
 
 /// An error naming the first unknown pass in `names` and listing the known

@@ -130,6 +130,21 @@ def SagaMaterializeEdges : Pass<"saga-materialize-edges", "mlir::ModuleOp"> {
   let dependentDialects = ["saga::SagaDialect"];
 }
 
+def SagaRematerialize : Pass<"saga-rematerialize", "mlir::ModuleOp"> {
+  let summary = "recompute cheap maps of graph inputs instead of keeping them";
+  let description = [{
+    An `apply_vertex` of a model whose inputs are all graph inputs (model
+    arguments) and whose body has no matmul (input dropout, for example) is
+    cloned before each of its later users when vertex or edge values are
+    made between that user and the previous one; each clone serves only
+    that user. In training this trades one elementwise pass over the inputs
+    for a [V, F] buffer kept from the forward to the end of the backward.
+    Runs last before lower-to-kernels, after CSE (which would merge the
+    clones back).
+  }];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
   let summary = "graph-tensor level to loop kernels and an execution plan";
   let description = [{

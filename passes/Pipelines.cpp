@@ -13,7 +13,8 @@ using namespace mlir;
 llvm::ArrayRef<llvm::StringRef> saga::optionalPassNames() {
   static const llvm::StringRef names[] = {"operator-motion", "extract-gemm",
                                           "reorder-linear", "fuse-propagation",
-                                          "fuse-epilogue", "cse"};
+                                          "fuse-epilogue", "cse",
+                                          "rematerialize"};
   return names;
 }
 
@@ -60,6 +61,8 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   if (enabled("fuse-epilogue"))
     pm.addPass(createSagaFuseMaps());
+  if (enabled("rematerialize"))
+    pm.addPass(createSagaRematerialize());
   SagaLowerToKernelsOptions kernels;
   kernels.fuseEpilogues = enabled("fuse-epilogue");
   pm.addPass(createSagaLowerToKernels(kernels));
@@ -78,7 +81,7 @@ struct PlanPipelineOptions
       *this, "disable",
       llvm::cl::desc("Optional passes to leave out: operator-motion, "
                      "extract-gemm, reorder-linear, fuse-propagation, "
-                     "fuse-epilogue, cse")};
+                     "fuse-epilogue, cse, rematerialize")};
 };
 } // namespace
 

@@ -72,7 +72,10 @@ llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
 }
 
 /// Task boundaries over vertices: fixed row blocks, or blocks of about
-/// kEdgesPerTask edges of a CSR's `offsets` for propagation.
+/// kEdgesPerTask edges of a CSR's `offsets` for propagation. Every boundary
+/// is a multiple of kRowsPerTask, so a task covers whole row blocks and
+/// sums over rows can be formed per block inside any kernel (see
+/// Run::launch) in the same order as saga.sum_rows forms them.
 std::vector<int64_t> rowBlocks(const Graph &g,
                                const std::vector<int64_t> *offsets) {
   std::vector<int64_t> bounds{0};
@@ -82,7 +85,7 @@ std::vector<int64_t> rowBlocks(const Graph &g,
       bounds.push_back(r);
   } else {
     int64_t start = 0;
-    for (int64_t r = 1; r < v; ++r)
+    for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
       if ((*offsets)[r] - (*offsets)[start] >= kEdgesPerTask ||
           r - start >= 8 * kRowsPerTask) {
         bounds.push_back(r);
@@ -114,6 +117,8 @@ private:
     auto t = std::make_unique<Tensor>(Tensor::uninitialized(
         shapeOf(v.getType(), rowsOf(v.getType())), dtypeOf(v.getType())));
     Tensor *raw = t.get();
+    liveBytes += size_t(raw->numElements()) * 4;
+    peakBytes = std::max(peakBytes, liveBytes);
     owned[v] = std::move(t);
     values[v] = raw;
     return raw;
@@ -131,6 +136,14 @@ private:
   /// fn(chunk, begin, end) over fixed chunks of [0, n), in parallel.
   void forChunks(size_t n,
                  const std::function<void(int64_t, size_t, size_t)> &fn);
+
+  /// A vertex result of a map or propagate kernel that is only ever summed
+  /// over its rows: its saga.sum_rows, else null.
+  static SumRowsOp onlySummed(Value result);
+  /// sum_rows results formed inside the kernel that produced their input,
+  /// keyed by that input (which is never stored whole).
+  llvm::DenseMap<Value, Tensor> summedInKernel;
+  size_t liveBytes = 0, peakBytes = 0; // plan buffers (4-byte elements)
 
   const ExecutionContext &ctx;
   llvm::DenseMap<Value, const Tensor *> values;
@@ -191,7 +204,29 @@ llvm::Error Run::launch(LaunchOp op) {
         flat(const_cast<void *>(static_cast<const void *>(t->f32())),
              t->numElements()));
   }
+  // A result only summed over its rows is never stored: each task writes
+  // its rows to a scratch buffer and adds them up per kRowsPerTask block,
+  // in row order and in double, as saga.sum_rows does; the blocks' sums are
+  // then added in block order. The sum is the one sum_rows would give, bit
+  // for bit, and [V, ...] of memory is saved (the per-vertex parameter
+  // gradients of GAT's attention vectors, for example).
+  struct Summed {
+    Value result;
+    size_t buffer;      // index in `buffers`
+    int64_t rowSize;
+    std::vector<double> partial; // per row block
+  };
+  std::vector<Summed> summed;
   for (Value r : op.getResults()) {
+    if (!op.getEdgeMap() && onlySummed(r)) {
+      int64_t w = 1;
+      for (int64_t d : shapeOf(r.getType(), 1))
+        w *= d;
+      summed.push_back({r, buffers.size(), w,
+                        std::vector<double>(mapBlocks.size() * size_t(w))});
+      buffers.push_back(flat(nullptr, ctx.graph->numVertices * w));
+      continue;
+    }
     Tensor *t = allocate(r);
     buffers.push_back(flat(t->data(), t->numElements()));
   }
@@ -201,6 +236,19 @@ llvm::Error Run::launch(LaunchOp op) {
     int64_t begin = blocks[task], end = blocks[task + 1];
     int64_t seed = static_cast<int64_t>(ctx.seed);
     std::vector<FlatMemRef> local = buffers;
+    thread_local std::vector<std::vector<float>> scratch;
+    if (scratch.size() < summed.size())
+      scratch.resize(summed.size());
+    for (size_t i = 0; i < summed.size(); ++i) {
+      std::vector<float> &rows = scratch[i];
+      rows.resize(size_t((end - begin) * summed[i].rowSize));
+      // Row `begin` of the result is the scratch's first row.
+      float *base = reinterpret_cast<float *>(
+          reinterpret_cast<uintptr_t>(rows.data()) -
+          uintptr_t(begin * summed[i].rowSize) * sizeof(float));
+      local[summed[i].buffer].allocated = base;
+      local[summed[i].buffer].aligned = base;
+    }
     std::vector<void *> args{&begin, &end, &seed};
     for (FlatMemRef &m : local) {
       args.push_back(&m.allocated);
@@ -210,8 +258,48 @@ llvm::Error Run::launch(LaunchOp op) {
       args.push_back(&m.stride);
     }
     kernel(args.data());
+    for (size_t i = 0; i < summed.size(); ++i) {
+      const int64_t w = summed[i].rowSize;
+      const float *rows = scratch[i].data();
+      for (int64_t b = begin / kRowsPerTask; b * kRowsPerTask < end; ++b) {
+        double *p = summed[i].partial.data() + b * w;
+        int64_t last = std::min(end, (b + 1) * kRowsPerTask);
+        for (int64_t v = b * kRowsPerTask; v < last; ++v)
+          for (int64_t j = 0; j < w; ++j)
+            p[j] += rows[(v - begin) * w + j];
+      }
+    }
   });
+  for (size_t i = 0; i < summed.size(); ++i) {
+    Value r = summed[i].result;
+    SumRowsOp sum = onlySummed(r);
+    Tensor total(shapeOf(sum.getResult().getType(), 0));
+    const int64_t w = summed[i].rowSize, blockCount = mapBlocks.size() - 1;
+    for (int64_t j = 0; j < w; ++j) {
+      double s = 0;
+      for (int64_t b = 0; b < blockCount; ++b)
+        s += summed[i].partial[b * w + j];
+      total.f32()[j] = float(s);
+    }
+    summedInKernel[r] = std::move(total);
+  }
   return llvm::Error::success();
+}
+
+SumRowsOp Run::onlySummed(Value result) {
+  auto domain = dyn_cast<DomainType>(result.getType());
+  if (!domain || domain.isEdgeDomain())
+    return {};
+  SumRowsOp sum;
+  for (Operation *user : result.getUsers()) {
+    if (isa<ReleaseOp>(user))
+      continue;
+    auto s = dyn_cast<SumRowsOp>(user);
+    if (!s || sum)
+      return {};
+    sum = s;
+  }
+  return sum;
 }
 
 llvm::Error Run::linear(LinearOp op) {
@@ -360,6 +448,13 @@ llvm::Error Run::elementwise(Operation *op) {
 // identical for any thread count.
 llvm::Error Run::gradients(Operation *op) {
   if (auto sum = dyn_cast<SumRowsOp>(op)) {
+    if (auto it = summedInKernel.find(sum.getInput());
+        it != summedInKernel.end()) {
+      Tensor *r = allocate(sum.getResult());
+      *r = std::move(it->second);
+      summedInKernel.erase(it);
+      return llvm::Error::success();
+    }
     const Tensor *x = lookup(sum.getInput());
     Tensor *r = allocate(sum.getResult());
     int64_t w = x->rowSize(), blocks = mapBlocks.size() - 1;
@@ -487,9 +582,13 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       if (llvm::Error e = linear(l))
         return std::move(e);
     } else if (auto r = dyn_cast<ReleaseOp>(op)) {
+      if (auto it = owned.find(r.getValue()); it != owned.end())
+        liveBytes -= size_t(it->second->numElements()) * 4;
       owned.erase(r.getValue());
       values.erase(r.getValue());
     } else if (auto ret = dyn_cast<ReturnOp>(op)) {
+      if (ctx.peakBytes)
+        *ctx.peakBytes = peakBytes;
       std::vector<Tensor> results;
       llvm::DenseMap<Value, size_t> first; // a value returned twice is copied
       for (Value v : ret.getOperands()) {

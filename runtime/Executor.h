@@ -36,6 +36,9 @@ struct ExecutionContext {
   uint64_t seed = 0;             // training-mode dropout masks
   /// Per-step wall times, in plan order (filled when non-null).
   std::vector<std::pair<std::string, double>> *profile = nullptr;
+  /// The most bytes of plan buffers (kernel, GEMM and loss results; not
+  /// inputs or parameters) alive at once (filled when non-null).
+  size_t *peakBytes = nullptr;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

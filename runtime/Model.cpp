@@ -253,6 +253,7 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
     return results.takeError();
   ForwardResult r;
   r.seconds = results->seconds;
+  r.peakBytes = results->peakBytes;
   r.profile = std::move(results->profile);
   r.prediction = std::move(results->values[0]);
   if (results->values.size() > 1)
@@ -271,6 +272,7 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
     return results.takeError();
   TrainStepResult r;
   r.seconds = results->seconds;
+  r.peakBytes = results->peakBytes;
   auto names = impl->trainModel->getAttrOfType<ArrayAttr>("saga.gradients");
   size_t first = results->values.size() - names.size();
   r.loss = results->values[first - 1].f32()[0];
@@ -311,12 +313,15 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   std::vector<std::pair<std::string, double>> profile;
   if (options.profile)
     ec.profile = &profile;
+  size_t peakBytes = 0;
+  ec.peakBytes = &peakBytes;
   auto start = std::chrono::steady_clock::now();
   auto results = execute(plan, ec);
   if (!results)
     return results.takeError();
   RunResult r;
   r.seconds = secondsSince(start);
+  r.peakBytes = peakBytes;
   r.profile = std::move(profile);
   r.values = std::move(*results);
   return r;

@@ -41,7 +41,7 @@ struct CompileOptions {
   /// Also compile the training plan (forward with dropout + backward).
   bool training = false;
   /// -O2 passes to leave out (saga::optionalPassNames(): operator-motion,
-  /// extract-gemm, reorder-linear, fuse-propagation, fuse-epilogue, cse), to measure what
+  /// extract-gemm, reorder-linear, fuse-propagation, fuse-epilogue, cse, rematerialize), to measure what
   /// each one does. Without fuse-propagation every edge function writes
   /// its values to edge tensors that a second kernel reduces (as at -O0).
   std::vector<std::string> disabledPasses;
@@ -77,6 +77,9 @@ struct TrainStepResult {
   /// d loss / d parameter, in the order of params().
   std::vector<std::pair<std::string, Tensor>> gradients;
   double seconds = 0;
+  /// The most bytes of the plan's own buffers alive at once (activations,
+  /// gradients, temporaries; not the graph, inputs or parameters).
+  size_t peakBytes = 0;
 };
 
 struct ForwardResult {
@@ -84,6 +87,7 @@ struct ForwardResult {
   std::optional<double> loss;  // the model's `loss`, when it has one
   double seconds = 0;
   std::vector<std::pair<std::string, double>> profile; // step, seconds
+  size_t peakBytes = 0; // as in TrainStepResult
 };
 
 class Model {
@@ -130,6 +134,7 @@ private:
   struct RunResult {
     std::vector<Tensor> values;
     double seconds = 0;
+    size_t peakBytes = 0;
     std::vector<std::pair<std::string, double>> profile;
   };
   llvm::Expected<RunResult> run(ModelOp plan, const CpuKernels &kernels,

@@ -345,6 +345,42 @@ TEST(Fusion, GatAttentionDropoutIsPerEdgeAtO0AndO2) {
         << a->gradients[i].first;
 }
 
+// What fusion and the memory passes save in the plan's own buffers
+// (TrainStepResult::peakBytes): GAT's fused training step stores no edge
+// tensor, where the unfused one stores [E, heads, F] messages; recomputing
+// input dropout (saga-rematerialize) instead of keeping it for the last
+// weight gradient saves about one [V, F] buffer more.
+TEST(Fusion, GatTrainingPeakMemory) {
+  // With 1433 input features the [V, 1433] input dominates every plan;
+  // with 32, as on most large graphs, the per-layer buffers do.
+  std::string source = readFile(SAGA_EXAMPLES_DIR "/gat.saga");
+  for (size_t at; (at = source.find("1433")) != std::string::npos;)
+    source.replace(at, 4, "32");
+  Case c{"gat32.saga", source, 7};
+  auto fused = compile(c, true, 1), unfused = compile(c, false, 1),
+       kept = compile(c, true, 1, 2, {"rematerialize"});
+  ASSERT_TRUE(fused && unfused && kept);
+  const Graph &g = randomGraph(true);
+  for (Model *m : {fused.get(), unfused.get(), kept.get()})
+    bindRandom(*m, g, 7, "gat-memory");
+  ForwardOptions fo;
+  auto a = fused->trainStep(fo, 5), b = unfused->trainStep(fo, 5),
+       k = kept->trainStep(fo, 5);
+  ASSERT_TRUE(a && b && k);
+  size_t row = size_t(g.numVertices) * 4; // bytes of x: [V, 32]
+  for (const ValueInfo &in : fused->inputs())
+    if (in.name == "x")
+      for (int64_t d : in.shape)
+        row *= size_t(d);
+  EXPECT_GT(a->peakBytes, row) << "the peak cannot be below one [V, F] input";
+  EXPECT_LT(a->peakBytes, b->peakBytes) << "fused vs unfused";
+  EXPECT_GE(k->peakBytes, a->peakBytes + row / 2) << "rematerialize";
+  EXPECT_EQ(a->loss, k->loss) << "recomputed dropout draws the same mask";
+  for (size_t i = 0; i < a->gradients.size(); ++i)
+    EXPECT_TRUE(bitEqual(a->gradients[i].second, k->gradients[i].second))
+        << a->gradients[i].first;
+}
+
 // The unfused plans are as deterministic as the fused ones: one and two
 // threads give the same bits.
 TEST(Fusion, UnfusedThreadsBitIdentical) {

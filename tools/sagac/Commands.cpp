@@ -25,6 +25,11 @@ int fail(llvm::Error e) {
 /// Binds the dataset to the model's inputs by kind: its f32 vertex input
 /// takes the features, its class input the labels.
 llvm::Error bindDataset(Model &model, Dataset &data) {
+  // One features input (the usual case) takes the dataset's tensor rather
+  // than a copy: on a large graph that is the largest array in memory.
+  int featureInputs = 0;
+  for (const ValueInfo &in : model.inputs())
+    featureInputs += in.domain == ValueInfo::Vertex && in.dtype == DType::F32;
   for (const ValueInfo &in : model.inputs()) {
     if (in.domain == ValueInfo::Edge) {
       if (!in.defaultValue)
@@ -34,7 +39,7 @@ llvm::Error bindDataset(Model &model, Dataset &data) {
       continue;
     }
     if (in.dtype == DType::I32) {
-      Tensor labels({data.features.rows()}, DType::I32);
+      Tensor labels({int64_t(data.labels.size())}, DType::I32);
       std::copy(data.labels.begin(), data.labels.end(), labels.i32());
       if (llvm::Error e = model.setInput(in.name, std::move(labels)))
         return e;
@@ -48,7 +53,9 @@ llvm::Error bindDataset(Model &model, Dataset &data) {
           "graph input '" + in.name + "' has " + std::to_string(want) +
           " features per vertex, " + data.name + " has " +
           std::to_string(data.features.rowSize()));
-    if (llvm::Error e = model.setInput(in.name, data.features))
+    if (llvm::Error e = model.setInput(
+            in.name, featureInputs == 1 ? std::move(data.features)
+                                        : Tensor(data.features)))
       return e;
   }
   return llvm::Error::success();
@@ -107,6 +114,7 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
   }
   session->graph = Graph::build(d.edges.numVertices, d.edges.src, d.edges.dst,
                                 m.selfLoops());
+  d.edges = EdgeList(); // the graph has them
   const Graph &g = session->graph;
   llvm::outs() << llvm::format("graph %s: %d vertices, %lld edges%s\n",
                                d.name.c_str(), g.numVertices,

@@ -47,7 +47,7 @@ cl::opt<unsigned> optLevel("O", cl::desc("Optimisation level: -O0 (none) or -O2 
 cl::list<std::string> disabledPasses(
     "disable-pass",
     cl::desc("Leave out an -O2 pass: operator-motion, extract-gemm, "
-             "reorder-linear, fuse-propagation, fuse-epilogue, cse "
+             "reorder-linear, fuse-propagation, fuse-epilogue, cse, rematerialize "
              "(repeatable, or comma-separated)"),
     cl::value_desc("name"), cl::CommaSeparated, cl::cat(category),
     cl::sub(cl::SubCommand::getAll()));

@@ -1,0 +1,65 @@
+// RUN: saga-opt %s --saga-rematerialize | FileCheck %s
+
+// Tests that input dropout, a map of the graph input alone, is computed
+// again before its late reader (the weight gradient, after vertex values
+// were made) and that each copy serves only its own reader.
+// CHECK-LABEL: saga.model @input_dropout
+// CHECK:         %[[D1:.*]] = saga.apply_vertex(%arg0)
+// CHECK:           saga.dropout
+// CHECK:         saga.linear %[[D1]], %{{.*}}
+// CHECK:         saga.apply_vertex(%{{.*}}) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32>
+// CHECK:           saga.relu
+// CHECK:         %[[D2:.*]] = saga.apply_vertex(%arg0)
+// CHECK:           saga.dropout
+// CHECK-NEXT:      saga.yield
+// CHECK-NEXT:    }
+// CHECK-NEXT:    saga.linear_grad_weight %[[D2]], %{{.*}}
+saga.model @input_dropout(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> (!saga.vertex<4xf32>, tensor<8x4xf32>) {
+  %w = saga.param "W" glorot : tensor<8x4xf32>
+  %d = saga.apply_vertex(%x) : (!saga.vertex<8xf32>) -> !saga.vertex<8xf32> {
+  ^bb0(%s: tensor<8xf32>):
+    %q = saga.dropout %s rate 5.000000e-01 : tensor<8xf32>
+    saga.yield %q : tensor<8xf32>
+  }
+  %h = saga.linear %d, %w : !saga.vertex<8xf32>, tensor<8x4xf32> -> !saga.vertex<4xf32>
+  %r = saga.apply_vertex(%h) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.relu %s : tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %g = saga.linear_grad_weight %d, %r : !saga.vertex<8xf32>, !saga.vertex<4xf32> -> tensor<8x4xf32>
+  saga.return %r, %g : !saga.vertex<4xf32>, tensor<8x4xf32>
+}
+
+// Tests what stays: a map with a matmul (costly to recompute), a map of a
+// computed value, and a map whose readers have no vertex value made between
+// them.
+// CHECK-LABEL: saga.model @stays
+// CHECK-COUNT-4: saga.apply_vertex
+// CHECK-NOT:     saga.apply_vertex
+saga.model @stays(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> (!saga.vertex<8xf32>, !saga.vertex<8xf32>, !saga.vertex<8xf32>, !saga.vertex<8xf32>) {
+  %w = saga.param "W" glorot : tensor<8x8xf32>
+  %m = saga.apply_vertex(%x) : (!saga.vertex<8xf32>) -> !saga.vertex<8xf32> {
+  ^bb0(%s: tensor<8xf32>):
+    %q = saga.matmul %s, %w : tensor<8xf32>, tensor<8x8xf32> -> tensor<8xf32>
+    saga.yield %q : tensor<8xf32>
+  }
+  %deg = saga.degree : !saga.vertex<f32>
+  %n = saga.apply_vertex(%x, %deg) : (!saga.vertex<8xf32>, !saga.vertex<f32>) -> !saga.vertex<8xf32> {
+  ^bb0(%s: tensor<8xf32>, %e: tensor<f32>):
+    %q = saga.div %s, %e : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+    saga.yield %q : tensor<8xf32>
+  }
+  %t = saga.apply_vertex(%x) : (!saga.vertex<8xf32>) -> !saga.vertex<8xf32> {
+  ^bb0(%s: tensor<8xf32>):
+    %q = saga.tanh %s : tensor<8xf32>
+    saga.yield %q : tensor<8xf32>
+  }
+  %u = saga.apply_vertex(%m, %n, %t) : (!saga.vertex<8xf32>, !saga.vertex<8xf32>, !saga.vertex<8xf32>) -> !saga.vertex<8xf32> {
+  ^bb0(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>):
+    %p = saga.add %a, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    %q = saga.add %p, %c : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+    saga.yield %q : tensor<8xf32>
+  }
+  saga.return %m, %n, %t, %u : !saga.vertex<8xf32>, !saga.vertex<8xf32>, !saga.vertex<8xf32>, !saga.vertex<8xf32>
+}
