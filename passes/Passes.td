@@ -131,16 +131,18 @@ def SagaMaterializeEdges : Pass<"saga-materialize-edges", "mlir::ModuleOp"> {
 }
 
 def SagaRematerialize : Pass<"saga-rematerialize", "mlir::ModuleOp"> {
-  let summary = "recompute cheap maps of graph inputs instead of keeping them";
+  let summary = "recompute cheap maps instead of keeping their results";
   let description = [{
-    An `apply_vertex` of a model whose inputs are all graph inputs (model
-    arguments) and whose body has no matmul (input dropout, for example) is
-    cloned before each of its later users when vertex or edge values are
-    made between that user and the previous one; each clone serves only
-    that user. In training this trades one elementwise pass over the inputs
-    for a [V, F] buffer kept from the forward to the end of the backward.
-    Runs last before lower-to-kernels, after CSE (which would merge the
-    clones back).
+    An `apply_vertex` without matmuls (dropout, bias, activation) is cloned
+    before each later reader when vertex or edge values are made between
+    that reader and the previous one, provided each of its inputs is a graph
+    input or is still read at or after that reader; readers with nothing
+    allocated between them share one copy. In training this trades one
+    elementwise pass for a [V, F] buffer kept from the forward to the
+    backward (GAT: input dropout, and each layer's output after bias, ELU
+    and dropout). Maps are visited last to first, so chains are remade from
+    their start. Runs last before lower-to-kernels, after CSE (which would
+    merge the clones back).
   }];
   let dependentDialects = ["saga::SagaDialect"];
 }

@@ -1,14 +1,21 @@
-//===- Rematerialize.cpp - recompute cheap maps of graph inputs -----------===//
+//===- Rematerialize.cpp - recompute cheap maps instead of keeping them ---===//
 //
 // A training step keeps every forward value its backward reads alive from
-// the forward to that read. For a value that is an elementwise function of
-// the graph inputs alone (GAT's and GCN's input dropout, dropout(x), is the
-// example: its only backward reader is the first layer's weight gradient,
-// at the very end) keeping it costs a [V, F] buffer through the whole
-// backward, while recomputing it costs one pass over x. So such an
-// apply_vertex is cloned before each later user, when vertex values are made
-// in between, and each copy lives only around its users. Dropout recomputes
-// the same mask: it is keyed by the step's seed and the vertex.
+// the forward to that read. For a value made by an elementwise map
+// (dropout, bias, activation) from values that are alive at that read
+// anyway, keeping it costs a [V, F] buffer for the whole stretch, while
+// making it again costs one pass over its inputs. GAT is the example: the
+// layer's output before and after its bias, ELU and dropout would all wait
+// for the backward, though each is one cheap map away from the aggregation
+// output the backward keeps anyway.
+//
+// So an apply_vertex without matmuls is cloned before its later readers,
+// when vertex or edge values are made between them and the reader before,
+// provided each of its inputs is a graph input or is still read at or after
+// that reader (so the clone extends no input's life). Readers with nothing
+// allocated between them share one copy. Maps are visited last to first, so
+// a chain (bias -> ELU -> dropout) is rebuilt from its start. Dropout draws
+// the same mask again: it is keyed by the step's seed and the vertex.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,21 +33,32 @@ using namespace saga;
 
 namespace {
 
-/// Reads only graph inputs (the model's arguments, alive for the whole
-/// step) and parameters, and has no matmul: cheap to run again.
-bool recomputable(ApplyVertexOp op, Block &model) {
-  for (Value in : op.getInputs()) {
-    auto arg = dyn_cast<BlockArgument>(in);
-    if (!arg || arg.getOwner() != &model)
-      return false;
-  }
-  return !op.getBody()
-              .walk([](MatmulOp) { return WalkResult::interrupt(); })
-              .wasInterrupted();
+/// The top-level ops of `model` that read `v`, in plan order.
+SmallVector<Operation *> readers(Value v, Block &model) {
+  SmallVector<Operation *> users;
+  for (Operation *user : v.getUsers())
+    if (Operation *top = model.findAncestorOpInBlock(*user))
+      if (!llvm::is_contained(users, top))
+        users.push_back(top);
+  llvm::sort(users, [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  });
+  return users;
+}
+
+/// Whether `v` is alive when `at` runs: a graph input, or read by `at` or
+/// by something after it.
+bool aliveAt(Value v, Operation *at, Block &model) {
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    return arg.getOwner() == &model;
+  for (Operation *r : readers(v, model))
+    if (r == at || at->isBeforeInBlock(r))
+      return true;
+  return false;
 }
 
 /// Whether an op between `from` and `to` (exclusive) makes a vertex or edge
-/// value, i.e. memory is allocated while the value would wait.
+/// value, i.e. memory is allocated while a kept value would wait.
 bool allocatesBetween(Operation *from, Operation *to) {
   for (Operation *o = from->getNextNode(); o && o != to; o = o->getNextNode())
     for (Type t : o->getResultTypes())
@@ -49,24 +67,35 @@ bool allocatesBetween(Operation *from, Operation *to) {
   return false;
 }
 
+bool cheap(ApplyVertexOp op) {
+  return !op.getBody()
+              .walk([](MatmulOp) { return WalkResult::interrupt(); })
+              .wasInterrupted();
+}
+
 void rematerialize(ApplyVertexOp op, Block &model) {
-  // The users, in plan order, as top-level ops of the model.
   SmallVector<Operation *> users;
-  for (Operation *user : op->getUsers())
-    if (Operation *top = model.findAncestorOpInBlock(*user))
-      if (!llvm::is_contained(users, top))
-        users.push_back(top);
+  for (Value r : op->getResults())
+    for (Operation *u : readers(r, model))
+      if (!llvm::is_contained(users, u))
+        users.push_back(u);
   llvm::sort(users, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
+  Operation *copy = op; // what the current run of readers reads
   for (size_t i = 1; i < users.size(); ++i) {
-    if (!allocatesBetween(users[i - 1], users[i]))
+    Operation *user = users[i];
+    if (allocatesBetween(users[i - 1], user) &&
+        llvm::all_of(op->getOperands(),
+                     [&](Value in) { return aliveAt(in, user, model); })) {
+      OpBuilder b(user);
+      copy = b.clone(*op);
+    }
+    if (copy == op)
       continue;
-    OpBuilder b(users[i]);
-    Operation *copy = b.clone(*op);
     for (auto [old, fresh] : llvm::zip(op->getResults(), copy->getResults()))
       old.replaceUsesWithIf(fresh, [&](OpOperand &use) {
-        return model.findAncestorOpInBlock(*use.getOwner()) == users[i];
+        return model.findAncestorOpInBlock(*use.getOwner()) == user;
       });
   }
 }
@@ -76,11 +105,11 @@ struct Rematerialize
   void runOnOperation() override {
     for (ModelOp model : getOperation().getOps<ModelOp>())
       for (Block &block : model.getBody()) {
-        SmallVector<ApplyVertexOp> candidates;
+        SmallVector<ApplyVertexOp> maps;
         for (auto op : block.getOps<ApplyVertexOp>())
-          if (recomputable(op, block))
-            candidates.push_back(op);
-        for (ApplyVertexOp op : candidates)
+          if (cheap(op))
+            maps.push_back(op);
+        for (ApplyVertexOp op : llvm::reverse(maps))
           rematerialize(op, block);
       }
   }

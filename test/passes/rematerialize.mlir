@@ -31,6 +31,57 @@ saga.model @input_dropout(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> (!saga.v
   saga.return %r, %g : !saga.vertex<4xf32>, tensor<8x4xf32>
 }
 
+// Tests a chain, as after a GAT layer: bias then ELU, both read again by the
+// backward after other vertex values were made. Maps are visited last to
+// first, so the ELU is remade from a remade bias, both from the linear
+// output that is alive anyway; the later reader of the bias shares that
+// copy, and the originals serve only the forward.
+// CHECK-LABEL: saga.model @chain
+// CHECK:         %[[H:.*]] = saga.linear %arg0
+// CHECK:         %[[P:.*]] = saga.apply_vertex(%[[H]])
+// CHECK:           saga.add
+// CHECK:         %[[E:.*]] = saga.apply_vertex(%[[P]])
+// CHECK:           saga.elu
+// CHECK:         saga.linear %[[E]]
+// CHECK:         %[[T:.*]] = saga.apply_vertex
+// CHECK:           saga.tanh
+// CHECK:         %[[P2:.*]] = saga.apply_vertex(%[[H]])
+// CHECK:           saga.add
+// CHECK:         %[[E2:.*]] = saga.apply_vertex(%[[P2]])
+// CHECK:           saga.elu
+// CHECK:         saga.linear_grad_weight %[[E2]], %[[T]]
+// CHECK:         saga.apply_vertex(%[[H]], %[[T]], %[[P2]])
+saga.model @chain(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> (!saga.vertex<4xf32>, tensor<4x4xf32>) {
+  %w = saga.param "W" glorot : tensor<8x4xf32>
+  %w2 = saga.param "W2" glorot : tensor<4x4xf32>
+  %b = saga.param "b" zeros : tensor<4xf32>
+  %h = saga.linear %x, %w : !saga.vertex<8xf32>, tensor<8x4xf32> -> !saga.vertex<4xf32>
+  %p = saga.apply_vertex(%h) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.add %s, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %e = saga.apply_vertex(%p) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.elu %s : tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %d = saga.linear %e, %w2 : !saga.vertex<4xf32>, tensor<4x4xf32> -> !saga.vertex<4xf32>
+  %t = saga.apply_vertex(%d) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>):
+    %q = saga.tanh %s : tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  %g = saga.linear_grad_weight %e, %t : !saga.vertex<4xf32>, !saga.vertex<4xf32> -> tensor<4x4xf32>
+  %k = saga.apply_vertex(%h, %t, %p) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%s: tensor<4xf32>, %u: tensor<4xf32>, %v: tensor<4xf32>):
+    %q = saga.add %s, %u : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %r = saga.mul %q, %v : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %r : tensor<4xf32>
+  }
+  saga.return %k, %g : !saga.vertex<4xf32>, tensor<4x4xf32>
+}
+
 // Tests what stays: a map with a matmul (costly to recompute), a map of a
 // computed value, and a map whose readers have no vertex value made between
 // them.
