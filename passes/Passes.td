@@ -133,7 +133,8 @@ def SagaMaterializeEdges : Pass<"saga-materialize-edges", "mlir::ModuleOp"> {
 def SagaRematerialize : Pass<"saga-rematerialize", "mlir::ModuleOp"> {
   let summary = "recompute cheap maps instead of keeping their results";
   let description = [{
-    An `apply_vertex` without matmuls (dropout, bias, activation) is cloned
+    An `apply_vertex` without matmuls (dropout, bias, activation), whose
+    results per vertex are at least as large as its inputs, is cloned
     before each later reader when vertex or edge values are made between
     that reader and the previous one, provided each of its inputs is a graph
     input or is still read at or after that reader; readers with nothing

@@ -9,7 +9,8 @@
 // for the backward, though each is one cheap map away from the aggregation
 // output the backward keeps anyway.
 //
-// So an apply_vertex without matmuls is cloned before its later readers,
+// So an apply_vertex without matmuls, whose results are at least as large
+// as its inputs, is cloned before its later readers,
 // when vertex or edge values are made between them and the reader before,
 // provided each of its inputs is a graph input or is still read at or after
 // that reader (so the clone extends no input's life). Readers with nothing
@@ -67,8 +68,22 @@ bool allocatesBetween(Operation *from, Operation *to) {
   return false;
 }
 
-bool cheap(ApplyVertexOp op) {
-  return !op.getBody()
+/// Elements per vertex of a vertex value.
+int64_t rowSize(Value v) {
+  return cast<DomainType>(v.getType()).getElementTensorType().getNumElements();
+}
+
+/// No matmul in the body, and its results per vertex are at least as large
+/// as what it reads: remaking it reads no more than keeping it holds (so
+/// GAT's per-head attention terms, [heads] from [heads, F], are kept).
+bool worthRemaking(ApplyVertexOp op) {
+  int64_t in = 0, out = 0;
+  for (Value v : op.getInputs())
+    in += rowSize(v);
+  for (Value v : op->getResults())
+    out += rowSize(v);
+  return out >= in &&
+         !op.getBody()
               .walk([](MatmulOp) { return WalkResult::interrupt(); })
               .wasInterrupted();
 }
@@ -107,7 +122,7 @@ struct Rematerialize
       for (Block &block : model.getBody()) {
         SmallVector<ApplyVertexOp> maps;
         for (auto op : block.getOps<ApplyVertexOp>())
-          if (cheap(op))
+          if (worthRemaking(op))
             maps.push_back(op);
         for (ApplyVertexOp op : llvm::reverse(maps))
           rematerialize(op, block);
