@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
@@ -43,6 +44,11 @@ struct RowVal {
     return n;
   }
 };
+
+/// Results of this many elements (32 MiB of f32) or more are written with
+/// streaming stores: they outgrow the per-core caches, and the next kernel
+/// reads them from memory anyway. Below, writes stay in cache for it.
+constexpr int64_t kStreamElements = int64_t(8) << 20;
 
 int64_t product(ArrayRef<int64_t> shape) {
   int64_t n = 1;
@@ -132,6 +138,31 @@ public:
   void copy(const RowVal &from, const RowVal &to) {
     forEach(from.numElements(),
             [&](Value i) { store(to, i, load(from, i)); });
+  }
+
+  /// Whether `copyOut` can stream rows of `n` elements: whole 64-byte
+  /// vectors, and (buffers being 64-byte aligned) every row aligned.
+  static bool streamable(int64_t n) { return n % 16 == 0; }
+
+  /// from (a stack row) -> to (a result row, n % 16 == 0): with `streaming`
+  /// set, as non-temporal 64-byte stores, which write memory without first
+  /// reading the lines in (a result far larger than the caches is written
+  /// once and read by a later kernel: reading it in first costs as much
+  /// again); otherwise as a plain copy, which keeps it in cache.
+  void copyOut(const RowVal &from, const RowVal &to, Value streaming) {
+    auto branch = scf::IfOp::create(b, loc, streaming, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    auto type = VectorType::get({16}, from.elemType);
+    for (int64_t k = 0; k < from.numElements(); k += 16) {
+      Value v = vector::LoadOp::create(b, loc, type, from.buf,
+                                       ValueRange{add(from.offset, index(k))});
+      vector::StoreOp::create(b, loc, v, to.buf,
+                              ValueRange{add(to.offset, index(k))},
+                              /*nontemporal=*/true, llvm::MaybeAlign(64));
+    }
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    copy(from, to);
   }
 
   FailureOr<RowVal> emitOp(Operation &op, DenseMap<Value, RowVal> &vals);
@@ -521,6 +552,14 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     operandBufs.push_back(entry->getArgument(argIndex++));
   for (size_t i = 0; i < resultValues.size(); ++i)
     resultBufs.push_back(entry->getArgument(argIndex++));
+  // Per result: whether it is large enough to be written with streaming
+  // stores (Emitter::copyOut), decided at run time from the buffer's size.
+  SmallVector<Value> streaming;
+  for (Value buf : resultBufs) {
+    Value size = memref::DimOp::create(b, loc, buf, 0);
+    streaming.push_back(arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
+                                              size, e.index(kStreamElements)));
+  }
 
   // A window of row `row` of operand `i`.
   auto rowOf = [&](unsigned i, Value row) {
@@ -562,6 +601,14 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     r.elemType = elementTypeOf(resultValues[i]);
     r.offset = e.mul(row, e.index(r.numElements()));
     return r;
+  };
+  // Writes `y` as row `row` of result `i`, streaming when it can.
+  auto writeResult = [&](unsigned i, const RowVal &y, Value row) {
+    RowVal to = resultRow(i, row);
+    if (y.buf && y.elemType.isF32() && Emitter::streamable(y.numElements()))
+      e.copyOut(y, to, streaming[i]);
+    else
+      e.copy(y, to);
   };
 
   bool ok = true;
@@ -658,7 +705,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
           return;
         }
         for (auto [i, y] : llvm::enumerate(*yields))
-          e.copy(y, resultRow(i, eid));
+          writeResult(i, y, eid);
       });
       return;
     }
@@ -670,15 +717,19 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         return;
       }
       for (auto [i, y] : llvm::enumerate(*yields))
-        e.copy(y, resultRow(i, v));
+        writeResult(i, y, v);
       return;
     }
 
     // Propagation: reduce the body's messages over v's in-edges.
     GatherKind kind = propagate.getKind();
-    // With an epilogue the reduced row stays in a stack buffer.
+    // With an epilogue the reduced row stays in a stack buffer; so does a
+    // row that will be streamed out.
     RowVal out;
-    if (epilogue) {
+    const bool streamOut =
+        !epilogue && Emitter::streamable(product(rowShapeOf(op->getResult(0)))) &&
+        elementTypeOf(op->getResult(0)).isF32();
+    if (epilogue || streamOut) {
       out = e.newRow(rowShapeOf(op->getResult(0)),
                      elementTypeOf(op->getResult(0)));
     } else {
@@ -782,6 +833,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       }
       e.store(out, i, a);
     });
+    if (streamOut)
+      e.copyOut(out, resultRow(0, v), streaming[0]);
     if (!epilogue)
       return;
     // The epilogue on the reduced row and the other operands' rows at v.
@@ -797,7 +850,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       return;
     }
     for (auto [i, y] : llvm::enumerate(*yields))
-      e.copy(y, resultRow(i, v));
+      writeResult(i, y, v);
   });
   if (!ok) {
     func.erase();

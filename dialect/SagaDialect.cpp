@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Transforms/InliningUtils.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -44,6 +45,7 @@ void SagaDialect::initialize() {
 
 void saga::registerSagaDialects(DialectRegistry &registry) {
   registry.insert<SagaDialect, func::FuncDialect, arith::ArithDialect,
-                  scf::SCFDialect, memref::MemRefDialect, math::MathDialect>();
+                  scf::SCFDialect, memref::MemRefDialect, math::MathDialect,
+                  vector::VectorDialect>();
   func::registerInlinerExtension(registry);
 }

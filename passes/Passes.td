@@ -182,7 +182,8 @@ def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
   ];
   let dependentDialects = ["saga::SagaDialect", "mlir::func::FuncDialect",
                            "mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",
-                           "mlir::arith::ArithDialect", "mlir::math::MathDialect"];
+                           "mlir::arith::ArithDialect", "mlir::math::MathDialect",
+                           "mlir::vector::VectorDialect"];
 }
 
 #endif // SAGA_PASSES_TD

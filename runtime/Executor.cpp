@@ -240,14 +240,21 @@ llvm::Error Run::launch(LaunchOp op) {
     if (scratch.size() < summed.size())
       scratch.resize(summed.size());
     for (size_t i = 0; i < summed.size(); ++i) {
+      // 64-byte aligned, as every tensor is (kernels may use aligned vector
+      // stores on whole rows; begin is a multiple of kRowsPerTask).
+      const int64_t elements = (end - begin) * summed[i].rowSize;
       std::vector<float> &rows = scratch[i];
-      rows.resize(size_t((end - begin) * summed[i].rowSize));
-      // Row `begin` of the result is the scratch's first row.
+      rows.resize(size_t(elements) + 16);
+      uintptr_t first = (reinterpret_cast<uintptr_t>(rows.data()) + 63) &
+                        ~uintptr_t(63);
+      // Row `begin` of the result is the scratch's first row. The size is
+      // the scratch's, so that kernels do not stream into it (Emitter::
+      // copyOut decides by a result's size).
       float *base = reinterpret_cast<float *>(
-          reinterpret_cast<uintptr_t>(rows.data()) -
-          uintptr_t(begin * summed[i].rowSize) * sizeof(float));
+          first - uintptr_t(begin * summed[i].rowSize) * sizeof(float));
       local[summed[i].buffer].allocated = base;
       local[summed[i].buffer].aligned = base;
+      local[summed[i].buffer].size = elements;
     }
     std::vector<void *> args{&begin, &end, &seed};
     for (FlatMemRef &m : local) {
@@ -260,7 +267,9 @@ llvm::Error Run::launch(LaunchOp op) {
     kernel(args.data());
     for (size_t i = 0; i < summed.size(); ++i) {
       const int64_t w = summed[i].rowSize;
-      const float *rows = scratch[i].data();
+      const float *rows = reinterpret_cast<const float *>(
+          (reinterpret_cast<uintptr_t>(scratch[i].data()) + 63) &
+          ~uintptr_t(63));
       for (int64_t b = begin / kRowsPerTask; b * kRowsPerTask < end; ++b) {
         double *p = summed[i].partial.data() + b * w;
         int64_t last = std::min(end, (b + 1) * kRowsPerTask);
