@@ -213,7 +213,8 @@ def Saga_LeakyReluOp : Saga_Op<"leaky_relu", [Pure, SameOperandsAndResultType]> 
   let hasVerifier = 1;
 }
 
-def Saga_DropoutOp : Saga_Op<"dropout", [SameOperandsAndResultType]> {
+def Saga_DropoutOp : Saga_Op<"dropout", [SameOperandsAndResultType,
+                                          NoMemoryEffect]> {
   let summary = "zero each element with probability `rate` (training only)";
   let description = [{
     During training each element is zeroed with probability `rate` and the
@@ -221,7 +222,9 @@ def Saga_DropoutOp : Saga_Op<"dropout", [SameOperandsAndResultType]> {
     The mask is a hash of the step's seed, the op's `key` (set when training
     is compiled), the row and the element, so it does not depend on the
     thread count, and the backward pass reproduces it: the gradient of a
-    dropout is the same dropout (same key) applied to the gradient.
+    dropout is the same dropout (same key) applied to the gradient. It has
+    no memory effects (an unread dropout is dead code), but it is not moved
+    across domains: the mask depends on the element it runs on.
   }];
   let arguments = (ins Saga_Tensor:$input, F64Attr:$rate,
                        OptionalAttr<I64Attr>:$key);

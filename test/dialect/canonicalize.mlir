@@ -63,3 +63,22 @@ func.func @edge_stays(%z: !saga.edge<2x4xf32>, %s: !saga.edge<2xf32>) -> (!saga.
   }
   return %r#0, %r#1 : !saga.edge<2x4xf32>, !saga.edge<2xf32>
 }
+
+// -----
+
+// Tests that a dropout nobody reads is dead (it has no memory effects: its
+// mask is a hash), and so is the input only it read. Autodiff's recomputed
+// forward bodies leave such dropouts, which kept the forward value alive.
+// CHECK-LABEL: func.func @dead_dropout
+// CHECK:         saga.apply_vertex(%arg1) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32>
+// CHECK-NOT:       saga.dropout
+// CHECK:           saga.exp
+func.func @dead_dropout(%y: !saga.vertex<4xf32>, %x: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  %r = saga.apply_vertex(%y, %x) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %d = saga.dropout %a rate 5.000000e-01 {key = 2 : i64} : tensor<4xf32>
+    %e = saga.exp %b : tensor<4xf32>
+    saga.yield %e : tensor<4xf32>
+  }
+  return %r : !saga.vertex<4xf32>
+}
