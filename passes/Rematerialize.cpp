@@ -34,13 +34,14 @@ using namespace saga;
 
 namespace {
 
-/// The top-level ops of `model` that read `v`, in plan order.
-SmallVector<Operation *> readers(Value v, Block &model) {
+/// The top-level ops of `model` that read any of `values`, in plan order.
+SmallVector<Operation *> readers(ValueRange values, Block &model) {
   SmallVector<Operation *> users;
-  for (Operation *user : v.getUsers())
-    if (Operation *top = model.findAncestorOpInBlock(*user))
-      if (!llvm::is_contained(users, top))
-        users.push_back(top);
+  for (Value v : values)
+    for (Operation *user : v.getUsers())
+      if (Operation *top = model.findAncestorOpInBlock(*user))
+        if (!llvm::is_contained(users, top))
+          users.push_back(top);
   llvm::sort(users, [](Operation *a, Operation *b) {
     return a->isBeforeInBlock(b);
   });
@@ -89,14 +90,7 @@ bool worthRemaking(ApplyVertexOp op) {
 }
 
 void rematerialize(ApplyVertexOp op, Block &model) {
-  SmallVector<Operation *> users;
-  for (Value r : op->getResults())
-    for (Operation *u : readers(r, model))
-      if (!llvm::is_contained(users, u))
-        users.push_back(u);
-  llvm::sort(users, [](Operation *a, Operation *b) {
-    return a->isBeforeInBlock(b);
-  });
+  SmallVector<Operation *> users = readers(op->getResults(), model);
   Operation *copy = op; // what the current run of readers reads
   for (size_t i = 1; i < users.size(); ++i) {
     Operation *user = users[i];

@@ -96,6 +96,39 @@ std::vector<int64_t> rowBlocks(const Graph &g,
   return bounds;
 }
 
+/// Sums over rows, formed the same way wherever they are formed (in
+/// saga.sum_rows, or inside the kernel that makes the rows): per block of
+/// kRowsPerTask rows, in row order and in double; then over the blocks, in
+/// block order. Adds rows [begin, end) (row `begin` at `rows`, `w` wide) to
+/// `partial` (w doubles per block); begin is a block boundary.
+void addToBlockSums(const float *rows, int64_t begin, int64_t end, int64_t w,
+                    double *partial) {
+  for (int64_t b = begin / kRowsPerTask; b * kRowsPerTask < end; ++b) {
+    double *p = partial + b * w;
+    int64_t last = std::min(end, (b + 1) * kRowsPerTask);
+    for (int64_t v = b * kRowsPerTask; v < last; ++v)
+      for (int64_t j = 0; j < w; ++j)
+        p[j] += rows[(v - begin) * w + j];
+  }
+}
+
+/// out[j] = the sum over `blocks` blocks of partial, in block order.
+void finishBlockSums(const std::vector<double> &partial, int64_t blocks,
+                     int64_t w, float *out) {
+  for (int64_t j = 0; j < w; ++j) {
+    double s = 0;
+    for (int64_t b = 0; b < blocks; ++b)
+      s += partial[size_t(b * w + j)];
+    out[j] = float(s);
+  }
+}
+
+/// The first 64-byte aligned float of `buffer` (sized 16 floats over).
+float *aligned64(std::vector<float> &buffer) {
+  return reinterpret_cast<float *>(
+      (reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t(63));
+}
+
 class Run {
 public:
   explicit Run(const ExecutionContext &ctx) : ctx(ctx) {}
@@ -243,15 +276,13 @@ llvm::Error Run::launch(LaunchOp op) {
       // 64-byte aligned, as every tensor is (kernels may use aligned vector
       // stores on whole rows; begin is a multiple of kRowsPerTask).
       const int64_t elements = (end - begin) * summed[i].rowSize;
-      std::vector<float> &rows = scratch[i];
-      rows.resize(size_t(elements) + 16);
-      uintptr_t first = (reinterpret_cast<uintptr_t>(rows.data()) + 63) &
-                        ~uintptr_t(63);
+      scratch[i].resize(size_t(elements) + 16);
       // Row `begin` of the result is the scratch's first row. The size is
       // the scratch's, so that kernels do not stream into it (Emitter::
       // copyOut decides by a result's size).
       float *base = reinterpret_cast<float *>(
-          first - uintptr_t(begin * summed[i].rowSize) * sizeof(float));
+          reinterpret_cast<uintptr_t>(aligned64(scratch[i])) -
+          uintptr_t(begin * summed[i].rowSize) * sizeof(float));
       local[summed[i].buffer].allocated = base;
       local[summed[i].buffer].aligned = base;
       local[summed[i].buffer].size = elements;
@@ -265,31 +296,16 @@ llvm::Error Run::launch(LaunchOp op) {
       args.push_back(&m.stride);
     }
     kernel(args.data());
-    for (size_t i = 0; i < summed.size(); ++i) {
-      const int64_t w = summed[i].rowSize;
-      const float *rows = reinterpret_cast<const float *>(
-          (reinterpret_cast<uintptr_t>(scratch[i].data()) + 63) &
-          ~uintptr_t(63));
-      for (int64_t b = begin / kRowsPerTask; b * kRowsPerTask < end; ++b) {
-        double *p = summed[i].partial.data() + b * w;
-        int64_t last = std::min(end, (b + 1) * kRowsPerTask);
-        for (int64_t v = b * kRowsPerTask; v < last; ++v)
-          for (int64_t j = 0; j < w; ++j)
-            p[j] += rows[(v - begin) * w + j];
-      }
-    }
+    for (size_t i = 0; i < summed.size(); ++i)
+      addToBlockSums(aligned64(scratch[i]), begin, end, summed[i].rowSize,
+                     summed[i].partial.data());
   });
   for (size_t i = 0; i < summed.size(); ++i) {
     Value r = summed[i].result;
     SumRowsOp sum = onlySummed(r);
     Tensor total(shapeOf(sum.getResult().getType(), 0));
-    const int64_t w = summed[i].rowSize, blockCount = mapBlocks.size() - 1;
-    for (int64_t j = 0; j < w; ++j) {
-      double s = 0;
-      for (int64_t b = 0; b < blockCount; ++b)
-        s += summed[i].partial[b * w + j];
-      total.f32()[j] = float(s);
-    }
+    finishBlockSums(summed[i].partial, int64_t(mapBlocks.size()) - 1,
+                    summed[i].rowSize, total.f32());
     summedInKernel[r] = std::move(total);
   }
   return llvm::Error::success();
@@ -469,17 +485,10 @@ llvm::Error Run::gradients(Operation *op) {
     int64_t w = x->rowSize(), blocks = mapBlocks.size() - 1;
     std::vector<double> partial(blocks * w, 0.0);
     ctx.pool->parallelFor(blocks, [&](int64_t t) {
-      double *p = partial.data() + t * w;
-      for (int64_t v = mapBlocks[t]; v < mapBlocks[t + 1]; ++v)
-        for (int64_t j = 0; j < w; ++j)
-          p[j] += x->f32()[v * w + j];
+      addToBlockSums(x->f32() + mapBlocks[t] * w, mapBlocks[t],
+                     mapBlocks[t + 1], w, partial.data());
     });
-    for (int64_t j = 0; j < w; ++j) {
-      double s = 0;
-      for (int64_t t = 0; t < blocks; ++t)
-        s += partial[t * w + j];
-      r->f32()[j] = float(s);
-    }
+    finishBlockSums(partial, blocks, w, r->f32());
     return llvm::Error::success();
   }
   if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
