@@ -586,10 +586,13 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       yields.push_back(vals.lookup(y));
     return yields;
   };
+  // The operand rows the last emitBody read (its block arguments').
+  SmallVector<RowVal> argRows;
   auto emitBody = [&](ArrayRef<Value> rows) -> FailureOr<SmallVector<RowVal>> {
     DenseMap<Value, RowVal> vals;
+    argRows.clear();
     for (auto [i, arg] : llvm::enumerate(body.getArguments()))
-      vals[arg] = rowOf(i, rows[i]);
+      vals[arg] = argRows.emplace_back(rowOf(i, rows[i]));
     for (auto [i, c] : llvm::enumerate(captured))
       vals[c] = rowOf(body.getNumArguments() + i, Value());
     return emitBlock(body, vals);
@@ -609,6 +612,36 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       e.copyOut(y, to, streaming[i]);
     else
       e.copy(y, to);
+  };
+
+  // Results that may be written over an operand that dies with the kernel
+  // (the executor's buffer reuse): pairs (result, operand). Legal when the
+  // operand is only read at the row being written (a map's operand, an
+  // epilogue's own operand), has the result's row size and element type,
+  // and no value yielded for another result is a window of it (yields are
+  // copied out one result after another; every computed row is complete
+  // before the first copy). The result's own yield may be the operand row
+  // itself (a reshape): the copy then rewrites what is there.
+  SmallVector<int64_t> overwritable;
+  auto noteOverwritable = [&](ArrayRef<RowVal> yields,
+                              ArrayRef<std::pair<unsigned, RowVal>> rows) {
+    for (auto [r, y] : llvm::enumerate(yields)) {
+      Value result = resultValues[r];
+      for (auto [i, row] : rows) {
+        Value operand = kernel.operands[i];
+        if (elementTypeOf(operand) != elementTypeOf(result) ||
+            product(rowShapeOf(operand)) != product(rowShapeOf(result)))
+          continue;
+        bool safe = true;
+        for (auto [j, other] : llvm::enumerate(yields))
+          if (other.buf == row.buf &&
+              (j != r || other.offset != row.offset ||
+               other.numElements() != row.numElements()))
+            safe = false;
+        if (safe)
+          overwritable.append({int64_t(r), int64_t(i)});
+      }
+    }
   };
 
   bool ok = true;
@@ -716,6 +749,10 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         ok = false;
         return;
       }
+      SmallVector<std::pair<unsigned, RowVal>> read;
+      for (auto [i, row] : llvm::enumerate(argRows))
+        read.push_back({unsigned(i), row});
+      noteOverwritable(*yields, read);
       for (auto [i, y] : llvm::enumerate(*yields))
         writeResult(i, y, v);
       return;
@@ -840,8 +877,15 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     // The epilogue on the reduced row and the other operands' rows at v.
     Block &epiBody = epilogue.getBody().front();
     DenseMap<Value, RowVal> vals;
-    for (auto [k, arg] : llvm::enumerate(epiBody.getArguments()))
-      vals[arg] = epilogueArg[k] < 0 ? out : rowOf(epilogueArg[k], v);
+    SmallVector<std::pair<unsigned, RowVal>> read; // the epilogue's own rows
+    for (auto [k, arg] : llvm::enumerate(epiBody.getArguments())) {
+      if (epilogueArg[k] < 0) {
+        vals[arg] = out;
+        continue;
+      }
+      vals[arg] = rowOf(epilogueArg[k], v);
+      read.push_back({unsigned(epilogueArg[k]), vals[arg]});
+    }
     for (auto [i, c] : llvm::enumerate(epilogueCaptured))
       vals[c] = rowOf(epilogueCapturedStart + i, Value());
     auto yields = emitBlock(epiBody, vals);
@@ -849,6 +893,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       ok = false;
       return;
     }
+    noteOverwritable(*yields, read);
     for (auto [i, y] : llvm::enumerate(*yields))
       writeResult(i, y, v);
   });
@@ -856,6 +901,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     func.erase();
     return failure();
   }
+  if (!overwritable.empty())
+    func->setAttr("saga.overwritable", tb.getDenseI64ArrayAttr(overwritable));
   kernel.func = func;
   return kernel;
 }

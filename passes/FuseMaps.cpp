@@ -39,10 +39,10 @@ ApplyVertexOp producerOf(ApplyVertexOp consumer) {
   return nullptr;
 }
 
-/// consumer(producer(...), ...) as one apply_vertex at the consumer's place:
-/// its inputs are the consumer's other inputs, then the producer's; its body
-/// runs the producer's ops, then the consumer's.
-void merge(ApplyVertexOp producer, ApplyVertexOp consumer) {
+} // namespace
+
+ApplyVertexOp saga::mergeApplyVertex(ApplyVertexOp producer,
+                                     ApplyVertexOp consumer) {
   Value link = producer->getResult(0);
   SmallVector<Value> inputs;
   for (Value in : consumer.getInputs())
@@ -84,7 +84,10 @@ void merge(ApplyVertexOp producer, ApplyVertexOp consumer) {
   consumer->replaceAllUsesWith(merged);
   consumer.erase();
   producer.erase();
+  return merged;
 }
+
+namespace {
 
 struct FuseMaps : public saga::impl::SagaFuseMapsBase<FuseMaps> {
   void runOnOperation() override {
@@ -94,7 +97,7 @@ struct FuseMaps : public saga::impl::SagaFuseMapsBase<FuseMaps> {
         changed = false;
         for (auto consumer : model.getBody().front().getOps<ApplyVertexOp>())
           if (ApplyVertexOp producer = producerOf(consumer)) {
-            merge(producer, consumer);
+            mergeApplyVertex(producer, consumer);
             changed = true;
             break;
           }

@@ -41,6 +41,18 @@ void insertReleases(Block &block) {
   }
 }
 
+/// Moves every saga.sum_rows up to just after the op that makes its input.
+/// A row sum only shrinks a value to a parameter's size, so running it early
+/// never extends a lifetime, and the input's other last reader may then
+/// write its result over the input (the executor's buffer reuse), as the
+/// reshape of a bias gradient can.
+void hoistRowSums(Block &block) {
+  for (SumRowsOp sum : llvm::make_early_inc_range(block.getOps<SumRowsOp>()))
+    if (Operation *def = sum.getOperand().getDefiningOp();
+        def && def->getBlock() == &block)
+      sum->moveAfter(def);
+}
+
 /// The apply_vertex to fuse into `prop`'s kernel as its epilogue: the only
 /// user of its result, in the same block, whose other operands and captured
 /// values are defined before `prop` (the fused kernel runs where `prop` is).
@@ -118,6 +130,7 @@ struct LowerToKernels
         }
         op.erase();
       }
+      hoistRowSums(block);
       insertReleases(block);
     }
     if (module.walk([](CallOpInterface) { return WalkResult::interrupt(); })

@@ -55,6 +55,13 @@ llvm::LogicalResult checkPassNames(llvm::ArrayRef<std::string> names,
 void buildLowerToPlanPipeline(mlir::OpPassManager &pm,
                               const PlanOptions &options = {});
 
+/// consumer(producer(...), ...) as one apply_vertex at the consumer's place
+/// (saga-fuse-maps' rewrite): its inputs are the consumer's other inputs,
+/// then the producer's; its body runs the producer's ops, then the
+/// consumer's. `producer` has one result, read by `consumer` only; both are
+/// erased. Returns the merged op.
+ApplyVertexOp mergeApplyVertex(ApplyVertexOp producer, ApplyVertexOp consumer);
+
 /// Registers the passes and the `saga-lower-to-plan` pipeline.
 void registerAllSagaPasses();
 

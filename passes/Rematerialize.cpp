@@ -91,12 +91,29 @@ bool worthRemaking(ApplyVertexOp op) {
 
 void rematerialize(ApplyVertexOp op, Block &model) {
   SmallVector<Operation *> users = readers(op->getResults(), model);
-  Operation *copy = op; // what the current run of readers reads
+  // What the previous reader read: `op`, a copy, or null when the value was
+  // recomputed inside it.
+  Operation *copy = op;
   for (size_t i = 1; i < users.size(); ++i) {
     Operation *user = users[i];
-    if (allocatesBetween(users[i - 1], user) &&
-        llvm::all_of(op->getOperands(),
-                     [&](Value in) { return aliveAt(in, user, model); })) {
+    if (copy && !allocatesBetween(users[i - 1], user)) {
+      // Nothing allocated since the previous reader: share its copy.
+    } else if (!llvm::all_of(op->getOperands(), [&](Value in) {
+                 return aliveAt(in, user, model);
+               })) {
+      copy = op; // remaking it would keep an input alive instead
+    } else if (auto map = dyn_cast<ApplyVertexOp>(user);
+               map && op->getNumResults() == 1) {
+      // A map reader recomputes the value in its own body: no copy at all.
+      OpBuilder b(user);
+      auto clone = cast<ApplyVertexOp>(b.clone(*op));
+      op->getResult(0).replaceUsesWithIf(
+          clone->getResult(0),
+          [&](OpOperand &use) { return use.getOwner() == user; });
+      mergeApplyVertex(clone, map);
+      copy = nullptr;
+      continue;
+    } else {
       OpBuilder b(user);
       copy = b.clone(*op);
     }

@@ -173,6 +173,10 @@ private:
   /// A vertex result of a map or propagate kernel that is only ever summed
   /// over its rows: its saga.sum_rows, else null.
   static SumRowsOp onlySummed(Value result);
+  /// Kernel result `result` written over a dying operand's buffer, when the
+  /// kernel allows it (its saga.overwritable pairs, from the emitter) and
+  /// the operand is read by nothing after `op`; else null.
+  Tensor *reuse(LaunchOp op, Value result, llvm::ArrayRef<int64_t> overwritable);
   /// sum_rows results formed inside the kernel that produced their input,
   /// keyed by that input (which is never stored whole).
   llvm::DenseMap<Value, Tensor> summedInKernel;
@@ -250,6 +254,11 @@ llvm::Error Run::launch(LaunchOp op) {
     std::vector<double> partial; // per row block
   };
   std::vector<Summed> summed;
+  llvm::ArrayRef<int64_t> overwritable;
+  if (kernelFn && ctx.reuseBuffers)
+    if (auto a = kernelFn->getAttrOfType<DenseI64ArrayAttr>(
+            "saga.overwritable"))
+      overwritable = a.asArrayRef();
   for (Value r : op.getResults()) {
     if (!op.getEdgeMap() && onlySummed(r)) {
       int64_t w = 1;
@@ -260,7 +269,9 @@ llvm::Error Run::launch(LaunchOp op) {
       buffers.push_back(flat(nullptr, ctx.graph->numVertices * w));
       continue;
     }
-    Tensor *t = allocate(r);
+    Tensor *t = reuse(op, r, overwritable);
+    if (!t)
+      t = allocate(r);
     buffers.push_back(flat(t->data(), t->numElements()));
   }
   const std::vector<int64_t> &blocks =
@@ -309,6 +320,35 @@ llvm::Error Run::launch(LaunchOp op) {
     summedInKernel[r] = std::move(total);
   }
   return llvm::Error::success();
+}
+
+Tensor *Run::reuse(LaunchOp op, Value result,
+                   llvm::ArrayRef<int64_t> overwritable) {
+  unsigned r = cast<OpResult>(result).getResultNumber();
+  for (size_t k = 0; k + 1 < overwritable.size(); k += 2) {
+    if (overwritable[k] != r)
+      continue;
+    Value operand = op.getOperand(unsigned(overwritable[k + 1]));
+    auto it = owned.find(operand);
+    // A plan buffer (not an input or parameter), passed once, that nothing
+    // reads after this launch (only its release follows).
+    if (it == owned.end() || llvm::count(op.getOperands(), operand) != 1 ||
+        !llvm::all_of(operand.getUsers(), [&](Operation *user) {
+          return user == op || isa<ReleaseOp>(user) ||
+                 user->isBeforeInBlock(op);
+        }))
+      continue;
+    std::vector<int64_t> shape = shapeOf(result.getType(), rowsOf(result.getType()));
+    std::unique_ptr<Tensor> t = std::move(it->second);
+    owned.erase(it);
+    values.erase(operand);
+    t->reinterpret(std::move(shape), dtypeOf(result.getType()));
+    Tensor *raw = t.get();
+    owned[result] = std::move(t);
+    values[result] = raw;
+    return raw;
+  }
+  return nullptr;
 }
 
 SumRowsOp Run::onlySummed(Value result) {

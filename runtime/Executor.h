@@ -39,6 +39,10 @@ struct ExecutionContext {
   /// The most bytes of plan buffers (kernel, GEMM and loss results; not
   /// inputs or parameters) alive at once (filled when non-null).
   size_t *peakBytes = nullptr;
+  /// Write a kernel result over an operand that dies with the kernel when
+  /// the kernel allows it (its saga.overwritable pairs) instead of
+  /// allocating: same results, one buffer fewer alive.
+  bool reuseBuffers = true;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

@@ -310,6 +310,7 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   ec.inputs = &impl->inputs;
   ec.params = &impl->params;
   ec.lossMask = options.lossMask;
+  ec.reuseBuffers = options.reuseBuffers;
   std::vector<std::pair<std::string, double>> profile;
   if (options.profile)
     ec.profile = &profile;

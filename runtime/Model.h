@@ -70,6 +70,9 @@ struct ForwardOptions {
   std::vector<int32_t> lossMask;
   /// Record the wall time of every plan step in ForwardResult::profile.
   bool profile = false;
+  /// Let kernel results take over the buffers of operands that die with the
+  /// kernel (see ExecutionContext::reuseBuffers); off only to measure it.
+  bool reuseBuffers = true;
 };
 
 struct TrainStepResult {

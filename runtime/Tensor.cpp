@@ -130,6 +130,13 @@ Tensor &Tensor::operator=(const Tensor &other) {
   return *this;
 }
 
+void Tensor::reinterpret(std::vector<int64_t> shape, DType dtype) {
+  if (product(shape, 0) != numElements())
+    llvm::report_fatal_error("saga::Tensor::reinterpret: element counts differ");
+  shape_ = std::move(shape);
+  dtype_ = dtype;
+}
+
 int64_t Tensor::rowSize() const { return product(shape_, 1); }
 
 int64_t Tensor::numElements() const { return product(shape_, 0); }

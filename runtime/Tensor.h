@@ -47,6 +47,9 @@ public:
     return reinterpret_cast<const int32_t *>(data_.get());
   }
   void *data() { return data_.get(); }
+  /// The same storage seen with another shape and element type of the same
+  /// element count (buffer reuse); aborts otherwise.
+  void reinterpret(std::vector<int64_t> shape, DType dtype);
 
   /// `[2708, 1433] f32`, for messages.
   std::string describe() const { return describe(shape_, dtype_); }

@@ -7,7 +7,7 @@
 // released after its last use, outputs excepted.
 // CHECK-LABEL: func.func @saga_kernel_0
 // CHECK-SAME:    (%[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: i64, %[[IN:[a-z0-9]+]]: memref<?xf32>, %[[B:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
-// CHECK-SAME:    attributes {saga.kernel = "map"}
+// CHECK-SAME:    attributes {saga.kernel = "map", saga.overwritable = array<i64: 0, 0>}
 // CHECK:         scf.for %[[V:.*]] = %[[BEGIN]] to %[[END]]
 // CHECK:           scf.for
 // CHECK:             memref.load %[[IN]]
@@ -139,4 +139,30 @@ saga.model @unfused(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %d: !saga.verte
     saga.yield %a, %b : tensor<2x4xf32>, tensor<2xf32>
   }
   saga.return %g : !saga.vertex<2x4xf32>
+}
+
+// -----
+
+// Tests that a row sum runs right after the kernel that makes its input, so
+// that the input's other last reader (here a reshape, as of a bias
+// gradient) may write over it: the input is released after that reader.
+// CHECK-LABEL: saga.model @row_sum_first
+// CHECK:         %[[G:.*]] = saga.launch @saga_kernel_0(%arg0)
+// CHECK-NEXT:    %[[S:.*]] = saga.sum_rows %[[G]]
+// CHECK-NEXT:    %[[R:.*]] = saga.launch @saga_kernel_1(%[[G]])
+// CHECK-NEXT:    saga.release %[[G]]
+// CHECK-NEXT:    saga.return %[[R]], %[[S]]
+saga.model @row_sum_first(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.vertex<2x2xf32>, tensor<4xf32>) {
+  %g = saga.apply_vertex(%x) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    %u = saga.tanh %t : tensor<4xf32>
+    saga.yield %u : tensor<4xf32>
+  }
+  %r = saga.apply_vertex(%g) : (!saga.vertex<4xf32>) -> !saga.vertex<2x2xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    %u = saga.reshape %t : tensor<4xf32> -> tensor<2x2xf32>
+    saga.yield %u : tensor<2x2xf32>
+  }
+  %s = saga.sum_rows %g : !saga.vertex<4xf32> -> tensor<4xf32>
+  saga.return %r, %s : !saga.vertex<2x2xf32>, tensor<4xf32>
 }
