@@ -468,6 +468,7 @@ int runTraining(const Options &o) {
   all.lossMask = split.train;
   ForwardResult initial = check(model->forward(all));
   double initialLoss = initial.loss ? *initial.loss : NAN;
+  initial.prediction = Tensor(); // only the loss is kept; not part of the peak
   llvm::outs() << llvm::format(
       "train     %s: %lld features, %lld classes; initial loss %.6f "
       "(evaluation forward %.1f ms)\n",

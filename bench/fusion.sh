@@ -172,6 +172,7 @@ for line in open(log):
 config = {"O2": "fused", "O2,no-fuse-propagation": "unfused", "O0": "O0"}
 fields = ["system", "scale", "vertices", "edges", "config", "epoch_ms",
           "step_ms", "peak_rss_mib", "base_rss_mib", "peak_ratio_over_fused",
+          "plan_peak_mib", "plan_peak_ratio_over_fused",
           "time_ratio_over_fused"]
 table = []
 for r in rows:
@@ -184,7 +185,8 @@ for r in rows:
                              if system == "saga" else "eager"),
                   "epoch_ms": r["ms"], "step_ms": r["step_ms"],
                   "peak_rss_mib": r["peak_rss_mib"],
-                  "base_rss_mib": r["base_rss_mib"]})
+                  "base_rss_mib": r["base_rss_mib"],
+                  "plan_peak_mib": r.get("plan_peak_mib", "")})
 def saga_at(scale, cfg):
     return next((f for f in table if f["system"] == "saga" and
                  f["scale"] == scale and f["config"] == cfg), None)
@@ -194,6 +196,9 @@ for t in table:
     t["peak_ratio_over_fused"] = (
         f"{float(t['peak_rss_mib']) / float(fused['peak_rss_mib']):.2f}"
         if ok else "")
+    t["plan_peak_ratio_over_fused"] = (
+        f"{float(t['plan_peak_mib']) / float(fused['plan_peak_mib']):.2f}"
+        if ok and t["plan_peak_mib"] else "")
     t["time_ratio_over_fused"] = (
         f"{float(t['epoch_ms']) / float(fused['epoch_ms']):.2f}" if ok else "")
 with open(out, "w", newline="") as f:
@@ -203,12 +208,15 @@ with open(out, "w", newline="") as f:
 print()
 print(f"{'system':>17} {'scale':>5} {'vertices':>9} {'edges':>10} "
       f"{'config':>8} {'epoch ms':>9} {'peak MiB':>9} {'base MiB':>9} "
-      f"{'peak/fused':>10} {'time/fused':>10}")
+      f"{'peak/fused':>10} {'step MiB':>9} {'step/fused':>10} "
+      f"{'time/fused':>10}")
 for t in table:
     print(f"{t['system']:>17} {t['scale']:>5} {t['vertices']:>9} "
           f"{t['edges']:>10} {t['config']:>8} {float(t['epoch_ms']):>9.0f} "
           f"{float(t['peak_rss_mib']):>9.0f} {float(t['base_rss_mib']):>9.0f} "
           f"{t['peak_ratio_over_fused'] or '-':>10} "
+          f"{t['plan_peak_mib'] or '-':>9} "
+          f"{t['plan_peak_ratio_over_fused'] or '-':>10} "
           f"{t['time_ratio_over_fused'] or '-':>10}")
 for t in table:
     unfused = saga_at(t["scale"], "unfused")
@@ -224,6 +232,8 @@ print("\npeak: the whole process (ru_maxrss); base: resident before the first "
       "epoch\n(graph in both CSR orders, its edge list, features, parameters, "
       "plans; for\npytorch-pyg-style: Python, torch, the edge index with self "
       "loops, features,\nparameters, after one evaluation pass). Ratios: over "
-      "Saga fused at the same scale.")
+      "Saga fused at the same scale.\nstep: the training step's own buffers "
+      "(TrainStepResult::peakBytes: activations,\ngradients, temporaries; not "
+      "the graph, inputs or parameters).")
 print(f"wrote {out} and {log}")
 EOF

@@ -10,13 +10,16 @@
 // output the backward keeps anyway.
 //
 // So an apply_vertex without matmuls, whose results are at least as large
-// as its inputs, is cloned before its later readers,
-// when vertex or edge values are made between them and the reader before,
-// provided each of its inputs is a graph input or is still read at or after
-// that reader (so the clone extends no input's life). Readers with nothing
-// allocated between them share one copy. Maps are visited last to first, so
-// a chain (bias -> ELU -> dropout) is rebuilt from its start. Dropout draws
-// the same mask again: it is keyed by the step's seed and the vertex.
+// as its inputs, is made again for its later readers, when vertex or edge
+// values are made between them and the reader before, provided each of its
+// inputs is a graph input or is still read at or after that reader (so
+// remaking it extends no input's life). A reader that is itself an
+// apply_vertex recomputes it in its own body (saga::mergeApplyVertex), so no
+// copy exists at all; other readers (a weight gradient's GEMM) get a clone
+// just before them, which readers with nothing allocated between them
+// share. Maps are visited last to first, so a chain (bias -> ELU ->
+// dropout) is rebuilt from its start. Dropout draws the same mask again: it
+// is keyed by the step's seed and the vertex.
 //
 //===----------------------------------------------------------------------===//
 
