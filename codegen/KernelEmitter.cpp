@@ -520,7 +520,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   SmallVector<Type> argTypes{indexType, indexType, tb.getI64Type()};
   if (overEdges)
     argTypes.append({flatBuffer(tb.getI64Type()), flatBuffer(tb.getI32Type()),
-                     flatBuffer(tb.getI64Type())});
+                     flatBuffer(tb.getI32Type())});
   for (Value v : kernel.operands)
     argTypes.push_back(flatBuffer(elementTypeOf(v)));
   for (Value r : resultValues)

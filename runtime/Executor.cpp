@@ -231,7 +231,7 @@ llvm::Error Run::launch(LaunchOp op) {
     buffers.push_back(flat(const_cast<int64_t *>(offsets.data()),
                            offsets.size()));
     buffers.push_back(flat(const_cast<int32_t *>(others.data()), others.size()));
-    buffers.push_back(flat(const_cast<int64_t *>(ids.data()), ids.size()));
+    buffers.push_back(flat(const_cast<int32_t *>(ids.data()), ids.size()));
   }
   for (Value v : op.getOperands()) {
     const Tensor *t = lookup(v);

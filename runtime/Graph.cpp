@@ -49,6 +49,14 @@ Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
            ") has a vertex id outside [0, " + std::to_string(numVertices) + ")")
               .c_str());
 
+  if (numInput + (addSelfLoops ? numVertices : 0) >
+      std::numeric_limits<int32_t>::max())
+    llvm::report_fatal_error(
+        ("saga::Graph::build: " + std::to_string(numInput) +
+         " edges (self loops included) exceed the 2^31 - 1 that 32-bit edge "
+         "ids can number in one graph")
+            .c_str());
+
   Graph g;
   g.numVertices = numVertices;
   g.selfLoops = addSelfLoops;
@@ -84,24 +92,24 @@ Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
   std::vector<int64_t> cursor(V);
 
   // 1. ids by source, stable: (src, id).
-  std::vector<int64_t> bySrc(E);
+  std::vector<int32_t> bySrc(E);
   std::copy(g.outOffsets.begin(), g.outOffsets.end() - 1, cursor.begin());
   for (int64_t e = 0; e < numEdges; ++e)
-    bySrc[cursor[srcOf(e)]++] = e;
+    bySrc[cursor[srcOf(e)]++] = static_cast<int32_t>(e);
 
   // 2. by destination, stable: (dst, src, id).
   g.inEdgeIds.resize(E);
   g.inSources.resize(E);
   std::copy(g.inOffsets.begin(), g.inOffsets.end() - 1, cursor.begin());
-  for (int64_t e : bySrc)
+  for (int32_t e : bySrc)
     g.inEdgeIds[cursor[dstOf(e)]++] = e;
   for (size_t i = 0; i < E; ++i)
     g.inSources[i] = srcOf(g.inEdgeIds[i]);
 
   // 3. the in-order by source, stable: (src, dst, id). Reuses bySrc's memory.
-  std::vector<int64_t> &out = bySrc;
+  std::vector<int32_t> &out = bySrc;
   std::copy(g.outOffsets.begin(), g.outOffsets.end() - 1, cursor.begin());
-  for (int64_t e : g.inEdgeIds)
+  for (int32_t e : g.inEdgeIds)
     out[cursor[srcOf(e)]++] = e;
   g.outEdgeIds = std::move(out);
   g.outTargets.resize(E);

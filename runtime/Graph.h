@@ -4,7 +4,8 @@
 // appended after them (ids E..E+V-1). CSR by destination drives pull-style
 // gathers; CSR by source drives push-style (backward) propagation. Both keep
 // each edge's id, which is the mapping between the two orders and the index
-// of per-edge inputs. 32-bit vertex ids, 64-bit offsets.
+// of per-edge inputs. 32-bit vertex and edge ids (at most 2^31 - 1 edges,
+// self loops included; `build` stops with a message beyond), 64-bit offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,12 +26,12 @@ struct Graph {
   // inSources[i] and edge id inEdgeIds[i]. Sorted by (dst, src, id).
   std::vector<int64_t> inOffsets;
   std::vector<int32_t> inSources;
-  std::vector<int64_t> inEdgeIds;
+  std::vector<int32_t> inEdgeIds;
 
   // Out-edges of u, likewise: outTargets[i], outEdgeIds[i].
   std::vector<int64_t> outOffsets;
   std::vector<int32_t> outTargets;
-  std::vector<int64_t> outEdgeIds;
+  std::vector<int32_t> outEdgeIds;
 
   /// Builds both CSR orders from an edge list (src[i] -> dst[i]); with
   /// `addSelfLoops`, appends v -> v for every vertex (self loops already in

@@ -40,7 +40,7 @@ saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> 
 // divides by the in-degree for mean, with zeros for vertices without
 // in-edges.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi64>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
+// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
 // CHECK-SAME:    attributes {saga.kernel = "propagate"}
 // CHECK:         memref.load %[[OFF]]
 // CHECK:         scf.for %[[POS:[a-z0-9]+]] =
@@ -101,7 +101,7 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
 // that the reducing propagate reads the edge tensors by edge id and
 // releases them after.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi64>, %[[Z:[a-z0-9]+]]: memref<?xf32>, %[[D:[a-z0-9]+]]: memref<?xf32>, %[[W:[a-z0-9]+]]: memref<?xf32>, %[[M:[a-z0-9]+]]: memref<?xf32>, %[[S:[a-z0-9]+]]: memref<?xf32>)
+// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[Z:[a-z0-9]+]]: memref<?xf32>, %[[D:[a-z0-9]+]]: memref<?xf32>, %[[W:[a-z0-9]+]]: memref<?xf32>, %[[M:[a-z0-9]+]]: memref<?xf32>, %[[S:[a-z0-9]+]]: memref<?xf32>)
 // CHECK-SAME:    attributes {saga.kernel = "edge_map"}
 // CHECK:         scf.for %[[V:[a-z0-9]+]] =
 // CHECK:           memref.load %[[OFF]][%[[V]]]
@@ -113,7 +113,7 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
 // CHECK:             memref.prefetch %[[S]][%{{.*}}], write
 // CHECK:             %[[U:.*]] = memref.load %[[SRC]][%[[POS]]]
 // CHECK:             %[[ID:.*]] = memref.load %[[EID]][%[[POS]]]
-// CHECK:             %[[E:.*]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK:             %[[E:.*]] = arith.index_cast %[[ID]] : i32 to index
 // CHECK:             arith.index_cast %[[E]] : index to i64
 // CHECK:             arith.muli
 // CHECK:             memref.store %{{.*}}, %[[M]]

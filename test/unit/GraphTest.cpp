@@ -130,7 +130,7 @@ TEST(Graph, SmallGraphBothOrdersByHand) {
   //   4: none
   EXPECT_EQ(g.inOffsets, (std::vector<int64_t>{0, 1, 3, 6, 7, 7}));
   EXPECT_EQ(g.inSources, (std::vector<int32_t>{2, 0, 2, 0, 1, 1, 3}));
-  EXPECT_EQ(g.inEdgeIds, (std::vector<int64_t>{6, 2, 0, 5, 1, 4, 3}));
+  EXPECT_EQ(g.inEdgeIds, (std::vector<int32_t>{6, 2, 0, 5, 1, 4, 3}));
   // Out-edges sorted by (src, dst, id):
   //   0: 0->1 (2), 0->2 (5)
   //   1: 1->2 (1), 1->2 (4)
@@ -139,7 +139,7 @@ TEST(Graph, SmallGraphBothOrdersByHand) {
   //   4: none
   EXPECT_EQ(g.outOffsets, (std::vector<int64_t>{0, 2, 4, 6, 7, 7}));
   EXPECT_EQ(g.outTargets, (std::vector<int32_t>{1, 2, 2, 2, 0, 1, 3}));
-  EXPECT_EQ(g.outEdgeIds, (std::vector<int64_t>{2, 5, 1, 4, 6, 0, 3}));
+  EXPECT_EQ(g.outEdgeIds, (std::vector<int32_t>{2, 5, 1, 4, 6, 0, 3}));
   EXPECT_EQ(g.inDegrees(), (std::vector<float>{1, 2, 3, 1, 0}));
   checkGraph(g, 5, kSmall, false);
 }
@@ -152,12 +152,12 @@ TEST(Graph, SelfLoopsAreAppendedAfterInputEdges) {
   EXPECT_EQ(g.inSources,
             (std::vector<int32_t>{0, 2, 0, 1, 2, 0, 1, 1, 2, 3, 3, 4}));
   EXPECT_EQ(g.inEdgeIds,
-            (std::vector<int64_t>{7, 6, 2, 8, 0, 5, 1, 4, 9, 3, 10, 11}));
+            (std::vector<int32_t>{7, 6, 2, 8, 0, 5, 1, 4, 9, 3, 10, 11}));
   EXPECT_EQ(g.outOffsets, (std::vector<int64_t>{0, 3, 6, 9, 11, 12}));
   EXPECT_EQ(g.outTargets,
             (std::vector<int32_t>{0, 1, 2, 1, 2, 2, 0, 1, 2, 3, 3, 4}));
   EXPECT_EQ(g.outEdgeIds,
-            (std::vector<int64_t>{7, 2, 5, 8, 1, 4, 6, 0, 9, 3, 10, 11}));
+            (std::vector<int32_t>{7, 2, 5, 8, 1, 4, 6, 0, 9, 3, 10, 11}));
   // Degrees with the added loops: one more each; 3 has two loops now.
   EXPECT_EQ(g.inDegrees(), (std::vector<float>{2, 3, 4, 2, 1}));
   EXPECT_EQ(g.inDegree(4), 1);
@@ -179,8 +179,8 @@ TEST(Graph, NoEdges) {
 
   Graph loops = Graph::build(3, {}, {}, true);
   EXPECT_EQ(loops.inSources, (std::vector<int32_t>{0, 1, 2}));
-  EXPECT_EQ(loops.inEdgeIds, (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_EQ(loops.outEdgeIds, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(loops.inEdgeIds, (std::vector<int32_t>{0, 1, 2}));
+  EXPECT_EQ(loops.outEdgeIds, (std::vector<int32_t>{0, 1, 2}));
   EXPECT_EQ(loops.inDegrees(), (std::vector<float>{1, 1, 1}));
   checkGraph(loops, 3, {}, true);
 }
