@@ -489,7 +489,22 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
         });
     if (failed(expSum))
       return failure();
-    extras = {g, op.getResult(), *maxScore, *expSum};
+    // delta[v] = <g, out> per head: the destination's share of every
+    // score gradient, made once per vertex instead of per edge, so that the
+    // forward output is not read (nor kept) by the backward propagations.
+    auto delta = ApplyVertexOp::create(b, loc, TypeRange{scoreVertex},
+                                       ValueRange{g, op.getResult()});
+    Block *body = new Block();
+    delta.getBody().push_back(body);
+    Value gRow = body->addArgument(msgType, loc);
+    Value outRow = body->addArgument(msgType, loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    GradBuilder gb(inner, loc);
+    Value dot = gb.mul(gRow, outRow);
+    while (tensorType(dot).getRank() > scoreType.getRank())
+      dot = gb.reduceSum(dot, tensorType(dot).getRank() - 1);
+    YieldOp::create(inner, loc, ValueRange{dot});
+    extras = {g, delta.getResult(0), *maxScore, *expSum};
   }
 
   // A backward propagation: for every vertex, the sum over its edges
@@ -513,7 +528,8 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
             local[msg] = extra[0];
           } else {
             // alpha = softmax weight of this edge, per head; then
-            // d msg = alpha * g and d score = alpha * <g, msg - out>.
+            // d msg = alpha * g and d score = alpha * (<g, msg> - delta),
+            // delta = <g, out> (made per vertex above).
             Value score = map.lookupOrDefault(fwdYield.getOperand(1));
             Value alpha = gb.div(
                 ExpOp::create(inner, loc, scoreType, gb.sub(score, extra[2])),
@@ -522,10 +538,10 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
             expanded.resize(msgType.getRank(), 1);
             Value alphaB = gb.reshape(alpha, expanded);
             local[msg] = gb.mul(alphaB, extra[0]);
-            Value dot = gb.mul(extra[0], gb.sub(msg, extra[1]));
+            Value dot = gb.mul(extra[0], msg);
             while (tensorType(dot).getRank() > scoreType.getRank())
               dot = gb.reduceSum(dot, tensorType(dot).getRank() - 1);
-            Value dScore = gb.mul(alpha, dot);
+            Value dScore = gb.mul(alpha, gb.sub(dot, extra[1]));
             auto it = local.find(score);
             Value seed = it == local.end() ? dScore : gb.add(it->second, dScore);
             local[score] = seed;

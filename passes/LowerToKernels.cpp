@@ -41,16 +41,52 @@ void insertReleases(Block &block) {
   }
 }
 
-/// Moves every saga.sum_rows up to just after the op that makes its input.
-/// A row sum only shrinks a value to a parameter's size, so running it early
-/// never extends a lifetime, and the input's other last reader may then
-/// write its result over the input (the executor's buffer reuse), as the
-/// reshape of a bias gradient can.
-void hoistRowSums(Block &block) {
-  for (SumRowsOp sum : llvm::make_early_inc_range(block.getOps<SumRowsOp>()))
-    if (Operation *def = sum.getOperand().getDefiningOp();
-        def && def->getBlock() == &block)
-      sum->moveAfter(def);
+/// The last op of `block` that defines one of `values` (null: none does).
+Operation *lastDefinition(ValueRange values, Block &block) {
+  Operation *last = nullptr;
+  for (Value v : values)
+    if (Operation *def = v.getDefiningOp();
+        def && def->getBlock() == &block &&
+        (!last || last->isBeforeInBlock(def)))
+      last = def;
+  return last;
+}
+
+/// Runs the reductions of vertex values to parameter-sized tensors as soon
+/// as their inputs exist: every saga.sum_rows, and every weight gradient
+/// (saga.linear_grad_weight) together with the kernel that makes its input
+/// when that input is read by nothing else. Their results are small, so
+/// running them early extends no lifetime, and the values they read are
+/// done with sooner: a bias gradient's sum no longer keeps its input alive
+/// past the reshape that can then write over it (the executor's buffer
+/// reuse), and the temporary input of a weight gradient (GAT's recomputed
+/// ELU output) is made and freed before the backward's next [V, F] values
+/// (the gradient flowing to the layer below) exist.
+void reduceEarly(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (auto sum = dyn_cast<SumRowsOp>(op)) {
+      if (Operation *def = lastDefinition(sum->getOperands(), block))
+        sum->moveAfter(def);
+      continue;
+    }
+    auto lgw = dyn_cast<LinearGradWeightOp>(op);
+    if (!lgw)
+      continue;
+    auto producer = lgw.getInput().getDefiningOp<LaunchOp>();
+    if (producer && producer->getBlock() == &block &&
+        producer->getNumResults() == 1 && producer->hasOneUse()) {
+      SmallVector<Value> inputs(producer->getOperands());
+      inputs.push_back(lgw.getGradOutput());
+      if (Operation *def = lastDefinition(inputs, block);
+          def && def->isBeforeInBlock(producer)) {
+        producer->moveAfter(def);
+        lgw->moveAfter(producer);
+      }
+      continue;
+    }
+    if (Operation *def = lastDefinition(lgw->getOperands(), block))
+      lgw->moveAfter(def);
+  }
 }
 
 /// The apply_vertex to fuse into `prop`'s kernel as its epilogue: the only
@@ -130,7 +166,7 @@ struct LowerToKernels
         }
         op.erase();
       }
-      hoistRowSums(block);
+      reduceEarly(block);
       insertReleases(block);
     }
     if (module.walk([](CallOpInterface) { return WalkResult::interrupt(); })

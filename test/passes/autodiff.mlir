@@ -147,3 +147,43 @@ saga.model @edgeparam(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.verte
   %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
   saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests the gradient through a softmax-weighted sum: the softmax's maximum
+// and sum of exponentials are recomputed by two propagations, and
+// delta = <g, out> per head is made once per vertex, so that no backward
+// propagation reads (or keeps alive) the forward output; each edge's score
+// gradient is alpha * (<g, msg> - delta).
+// CHECK-LABEL: saga.model @softmax
+// CHECK:         %[[A:.*]] = saga.propagate softmax_sum
+// CHECK:         saga.propagate max
+// CHECK:         saga.propagate sum
+// CHECK:         %[[D:.*]] = saga.apply_vertex(%{{.*}}, %[[A]]) : (!saga.vertex<2x2xf32>, !saga.vertex<2x2xf32>) -> !saga.vertex<2xf32>
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      saga.mul
+// CHECK-NEXT:      saga.reduce sum
+// CHECK-NEXT:      saga.yield
+// CHECK:         saga.propagate sum src({{.*}}) dst({{.*}}%[[D]]{{.*}}) edge() {reversed}
+// CHECK-NOT:     saga.propagate {{.*}}%[[A]]
+saga.model @softmax(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<4xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x2x2xf32>
+  %z = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x2x2xf32> -> !saga.vertex<2x2xf32>
+  %s = saga.apply_vertex(%z) : (!saga.vertex<2x2xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%t: tensor<2x2xf32>):
+    %r = saga.reduce sum %t axis -1 : tensor<2x2xf32> -> tensor<2xf32>
+    saga.yield %r : tensor<2xf32>
+  }
+  %a = saga.propagate softmax_sum src(%s, %z) dst(%s) edge() : (!saga.vertex<2xf32>, !saga.vertex<2x2xf32>, !saga.vertex<2xf32>) -> !saga.vertex<2x2xf32> {
+  ^bb0(%p: tensor<2xf32>, %m: tensor<2x2xf32>, %q: tensor<2xf32>):
+    %e = saga.add %p, %q : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    saga.yield %m, %e : tensor<2x2xf32>, tensor<2xf32>
+  }
+  %o = saga.apply_vertex(%a) : (!saga.vertex<2x2xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%t: tensor<2x2xf32>):
+    %r = saga.reshape %t : tensor<2x2xf32> -> tensor<4xf32>
+    saga.yield %r : tensor<4xf32>
+  }
+  %loss = saga.cross_entropy %o, %l : !saga.vertex<4xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %o, %loss : !saga.vertex<4xf32>, tensor<f32>
+}

@@ -145,14 +145,21 @@ saga.model @unfused(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %d: !saga.verte
 
 // Tests that a row sum runs right after the kernel that makes its input, so
 // that the input's other last reader (here a reshape, as of a bias
-// gradient) may write over it: the input is released after that reader.
+// gradient) may write over it: the input is released after that reader;
+// and that a weight gradient, with the kernel that makes its input when
+// nothing else reads that input, runs as soon as its inputs exist: before
+// the later kernel %q, so its temporary is freed before %q is made.
 // CHECK-LABEL: saga.model @row_sum_first
 // CHECK:         %[[G:.*]] = saga.launch @saga_kernel_0(%arg0)
 // CHECK-NEXT:    %[[S:.*]] = saga.sum_rows %[[G]]
 // CHECK-NEXT:    %[[R:.*]] = saga.launch @saga_kernel_1(%[[G]])
 // CHECK-NEXT:    saga.release %[[G]]
-// CHECK-NEXT:    saga.return %[[R]], %[[S]]
-saga.model @row_sum_first(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.vertex<2x2xf32>, tensor<4xf32>) {
+// CHECK-NEXT:    %[[T:.*]] = saga.launch @saga_kernel_3(%arg0)
+// CHECK-NEXT:    %[[W:.*]] = saga.linear_grad_weight %[[T]], %[[R]]
+// CHECK-NEXT:    saga.release %[[T]]
+// CHECK-NEXT:    %[[Q:.*]] = saga.launch @saga_kernel_2(%[[R]])
+// CHECK:         saga.return %[[Q]], %[[S]], %[[W]]
+saga.model @row_sum_first(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.vertex<2x2xf32>, tensor<4xf32>, tensor<4x2x2xf32>) {
   %g = saga.apply_vertex(%x) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
   ^bb0(%t: tensor<4xf32>):
     %u = saga.tanh %t : tensor<4xf32>
@@ -164,5 +171,16 @@ saga.model @row_sum_first(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.v
     saga.yield %u : tensor<2x2xf32>
   }
   %s = saga.sum_rows %g : !saga.vertex<4xf32> -> tensor<4xf32>
-  saga.return %r, %s : !saga.vertex<2x2xf32>, tensor<4xf32>
+  %q = saga.apply_vertex(%r) : (!saga.vertex<2x2xf32>) -> !saga.vertex<2x2xf32> {
+  ^bb0(%t: tensor<2x2xf32>):
+    %u = saga.exp %t : tensor<2x2xf32>
+    saga.yield %u : tensor<2x2xf32>
+  }
+  %t = saga.apply_vertex(%x) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %u = saga.relu %a : tensor<4xf32>
+    saga.yield %u : tensor<4xf32>
+  }
+  %w = saga.linear_grad_weight %t, %r : !saga.vertex<4xf32>, !saga.vertex<2x2xf32> -> tensor<4x2x2xf32>
+  saga.return %q, %s, %w : !saga.vertex<2x2xf32>, tensor<4xf32>, tensor<4x2x2xf32>
 }
