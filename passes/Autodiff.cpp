@@ -1,7 +1,7 @@
 //===- Autodiff.cpp - reverse-mode gradients of a model -------------------===//
 //
-// Appends the backward pass to each model at the graph-tensor level and
-// returns one gradient per parameter after the model's own results. Each
+// Appends the backward pass to each model at the graph-tensor level; the
+// model then returns its loss and one gradient per parameter. Each
 // forward op gets its adjoint in reverse order:
 //   - apply_vertex: a backward apply_vertex whose body re-evaluates the
 //     forward body per row (cheap elementwise work, fused into the same
@@ -684,8 +684,11 @@ LogicalResult ModelDiff::run() {
       return failure();
   }
 
-  // Results: the model's own, then d loss / d param for every parameter.
-  SmallVector<Value> results(ret.getOperands());
+  // Results: the loss, then d loss / d param for every parameter. The
+  // model's other results (its predictions) are not returned: a training
+  // step does not need them (an evaluation pass gives them), and returning
+  // one would keep a [V, classes] buffer alive through the whole backward.
+  SmallVector<Value> results{loss};
   SmallVector<Attribute> names;
   for (Operation *op : forward) {
     auto p = dyn_cast<ParamOp>(op);

@@ -92,9 +92,10 @@ def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
   let summary = "append the backward pass: gradients of the loss";
   let description = [{
     Runs on the graph-tensor level (after saga-form-propagation and
-    saga-extract-gemm). Every model with a scalar loss result gets the
-    gradient of that loss with respect to each parameter appended to its
-    results, in parameter order; the `saga.gradients` attribute lists their
+    saga-extract-gemm). Every model with a scalar loss result then returns
+    that loss followed by its gradient with respect to each parameter, in
+    parameter order (the model's other results are dropped: a training step
+    does not read them); the `saga.gradients` attribute lists their
     names. Dropout ops get keys so the backward reproduces their masks.
 
     Supported: apply_vertex bodies of elementwise ops, sum/mean reductions

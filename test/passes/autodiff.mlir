@@ -1,12 +1,13 @@
 // RUN: saga-opt %s --saga-autodiff --split-input-file | FileCheck %s
 
-// Tests that a model's gradients follow its results, one per parameter in
-// parameter order, named by saga.gradients: the linear gives two GEMMs
+// Tests that a model's gradients follow its loss (its other results are
+// not returned), one per parameter in parameter order, named by
+// saga.gradients: the linear gives two GEMMs
 // (only the weight's is needed: the input is a graph input), the bias a
 // per-vertex contribution summed over rows, the loss its closed form, and
 // the dropout a key shared by forward and backward.
 // CHECK-LABEL: saga.model @m
-// CHECK-SAME:    -> (!saga.vertex<2xf32>, tensor<f32>, tensor<4x2xf32>, tensor<2xf32>)
+// CHECK-SAME:    -> (tensor<f32>, tensor<4x2xf32>, tensor<2xf32>)
 // CHECK-SAME:    saga.gradients = ["W", "b"]
 // CHECK:         saga.dropout %{{.*}} rate 5.000000e-01 {key = 0 : i64}
 // CHECK:         %[[CE:.*]] = saga.cross_entropy_grad
@@ -14,7 +15,7 @@
 // CHECK:         %[[DB:.*]] = saga.sum_rows %[[B]]#1 : !saga.vertex<2xf32> -> tensor<2xf32>
 // CHECK-NOT:     saga.linear_grad_input
 // CHECK:         %[[DW:.*]] = saga.linear_grad_weight
-// CHECK:         saga.return %{{.*}}, %{{.*}}, %[[DW]], %[[DB]]
+// CHECK:         saga.return %{{.*}}, %[[DW]], %[[DB]]
 saga.model @m(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
   %W = saga.param "W" glorot : tensor<4x2xf32>
   %b = saga.param "b" zeros : tensor<2xf32>
@@ -92,7 +93,7 @@ saga.model @prop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32
 // CHECK-NEXT:      saga.yield %[[DD]]
 // CHECK:         %[[SUM:.*]] = saga.apply_vertex(%[[DSRC]], %[[DDST]])
 // CHECK:         %[[DW:.*]] = saga.linear_grad_weight %{{.*}}, %[[SUM]]
-// CHECK:         saga.return %[[OUT]], %{{.*}}, %[[DW]]
+// CHECK:         saga.return %{{.*}}, %[[DW]]
 saga.model @maxprop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
   %W = saga.param "W" glorot : tensor<4x2xf32>
   %y = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
@@ -136,7 +137,7 @@ saga.model @minprop(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<
 // CHECK:         %[[ROWS:.*]] = saga.propagate sum src(%{{.*}}) dst(%{{.*}}) edge() : (!saga.vertex<4xf32>, !saga.vertex<2xf32>) -> !saga.vertex<4x2xf32>
 // CHECK:           saga.matmul %{{.*}}, %{{.*}} : tensor<4x1xf32>, tensor<1x2xf32> -> tensor<4x2xf32>
 // CHECK:         %[[DW:.*]] = saga.sum_rows %[[ROWS]] : !saga.vertex<4x2xf32> -> tensor<4x2xf32>
-// CHECK:         saga.return %{{.*}}, %{{.*}}, %[[DW]]
+// CHECK:         saga.return %{{.*}}, %[[DW]]
 saga.model @edgeparam(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
   %W = saga.param "W" glorot : tensor<4x2xf32>
   %a = saga.propagate sum src(%x) dst() edge() : (!saga.vertex<4xf32>) -> !saga.vertex<2xf32> {
