@@ -176,7 +176,8 @@ private:
   /// Kernel result `result` written over a dying operand's buffer, when the
   /// kernel allows it (its saga.overwritable pairs, from the emitter) and
   /// the operand is read by nothing after `op`; else null.
-  Tensor *reuse(LaunchOp op, Value result, llvm::ArrayRef<int64_t> overwritable);
+  Tensor *reuse(LaunchOp op, Value result,
+                llvm::ArrayRef<int64_t> overwritable);
   /// sum_rows results formed inside the kernel that produced their input,
   /// keyed by that input (which is never stored whole).
   llvm::DenseMap<Value, Tensor> summedInKernel;
@@ -338,7 +339,8 @@ Tensor *Run::reuse(LaunchOp op, Value result,
                  user->isBeforeInBlock(op);
         }))
       continue;
-    std::vector<int64_t> shape = shapeOf(result.getType(), rowsOf(result.getType()));
+    std::vector<int64_t> shape =
+        shapeOf(result.getType(), rowsOf(result.getType()));
     std::unique_ptr<Tensor> t = std::move(it->second);
     owned.erase(it);
     values.erase(operand);

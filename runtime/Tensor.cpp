@@ -132,7 +132,8 @@ Tensor &Tensor::operator=(const Tensor &other) {
 
 void Tensor::reinterpret(std::vector<int64_t> shape, DType dtype) {
   if (product(shape, 0) != numElements())
-    llvm::report_fatal_error("saga::Tensor::reinterpret: element counts differ");
+    llvm::report_fatal_error(
+        "saga::Tensor::reinterpret: element counts differ");
   shape_ = std::move(shape);
   dtype_ = dtype;
 }
