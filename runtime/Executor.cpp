@@ -541,20 +541,28 @@ llvm::Error Run::gradients(Operation *op) {
     return llvm::Error::success();
   }
   if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
-    // dW = x^T dy, as a sum of per-block products.
+    // dW = x^T dy, as a sum of the products of up to kWeightGradSlices
+    // contiguous slices of the rows, added in slice order. The slices depend
+    // only on the graph, so the result does not depend on the thread count;
+    // their number is bounded, so the partial products take at most
+    // kWeightGradSlices weights of memory (one per 256-row block took 64 MiB
+    // for a 64 x 64 weight at 1M vertices).
+    constexpr int64_t kWeightGradSlices = 64;
     const Tensor *x = lookup(lw.getInput()), *dy = lookup(lw.getGradOutput());
     Tensor *dw = allocate(lw.getResult());
     int64_t k = x->rowSize(), n = dy->rowSize(), blocks = mapBlocks.size() - 1;
-    std::vector<float> partial(blocks * k * n);
-    ctx.pool->parallelFor(blocks, [&](int64_t t) {
-      int64_t begin = mapBlocks[t], rows = mapBlocks[t + 1] - begin;
+    int64_t slices = std::min(blocks, kWeightGradSlices);
+    std::vector<float> partial(slices * k * n);
+    ctx.pool->parallelFor(slices, [&](int64_t t) {
+      int64_t begin = mapBlocks[t * blocks / slices],
+              rows = mapBlocks[(t + 1) * blocks / slices] - begin;
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, rows, 1.0f,
                   x->f32() + begin * k, k, dy->f32() + begin * n, n, 0.0f,
                   partial.data() + t * k * n, n);
     });
     for (int64_t i = 0; i < k * n; ++i) {
       float s = 0;
-      for (int64_t t = 0; t < blocks; ++t)
+      for (int64_t t = 0; t < slices; ++t)
         s += partial[t * k * n + i];
       dw->f32()[i] = s;
     }
