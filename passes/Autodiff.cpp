@@ -80,6 +80,12 @@ public:
                             RankedTensorType::get(shape, b.getF32Type()),
                             ReduceKind::sum, x, static_cast<uint64_t>(axis));
   }
+  /// x summed over its trailing axes down to `rank` axes.
+  Value sumToRank(Value x, int64_t rank) {
+    while (tensorType(x).getRank() > rank)
+      x = reduceSum(x, tensorType(x).getRank() - 1);
+    return x;
+  }
   Value selectPositive(Value c, Value x, Value y) {
     return SelectPositiveOp::create(b, loc, c.getType(), c, x, y);
   }
@@ -426,7 +432,7 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
   };
 
   // Upstream values each backward body reads at the destination: the
-  // gradient, and for softmax_sum the forward output and the softmax's
+  // gradient, and for softmax_sum delta = <g, out> and the softmax's
   // per-vertex maximum score and sum of exponentials (recomputed by two
   // propagations rather than stored); for max/min each tied edge's share
   // of the gradient and the forward output.
@@ -434,6 +440,22 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
   bool softmax = kind == GatherKind::softmax_sum;
   bool extremum = kind == GatherKind::max || kind == GatherKind::min;
   RankedTensorType scoreType, msgType = gType.getElementTensorType();
+  // An apply_vertex of g and `other` (rows of the message's shape) that
+  // yields fn(g row, other row), of `type` per vertex.
+  auto mapWithGradient =
+      [&](VertexType type, Value other,
+          function_ref<Value(GradBuilder &, Value, Value)> fn) -> Value {
+    auto map = ApplyVertexOp::create(b, loc, TypeRange{type},
+                                     ValueRange{g, other});
+    Block *body = new Block();
+    map.getBody().push_back(body);
+    Value gRow = body->addArgument(msgType, loc);
+    Value otherRow = body->addArgument(msgType, loc);
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    GradBuilder gb(inner, loc);
+    YieldOp::create(inner, loc, ValueRange{fn(gb, gRow, otherRow)});
+    return map.getResult(0);
+  };
   if (extremum) {
     // count[v], per element: how many in-edges of v carry the output. The
     // body re-evaluates the forward message exactly (same ops, same order),
@@ -453,18 +475,12 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
       return failure();
     // share = g / count, and 0 where count is 0 (a vertex without in-edges:
     // no edge reads it, but its row stays finite).
-    auto share = ApplyVertexOp::create(b, loc, TypeRange{gType},
-                                       ValueRange{g, *count});
-    Block *body = new Block();
-    share.getBody().push_back(body);
-    Value x = body->addArgument(msgType, loc);
-    Value c = body->addArgument(msgType, loc);
-    OpBuilder inner = OpBuilder::atBlockEnd(body);
-    GradBuilder gb(inner, loc);
-    Value zero = gb.constant(msgType.getShape(), 0.0);
-    YieldOp::create(inner, loc,
-                    ValueRange{gb.selectPositive(c, gb.div(x, c), zero)});
-    extras = {share.getResult(0), op.getResult()};
+    Value share = mapWithGradient(
+        gType, *count, [&](GradBuilder &gb, Value x, Value c) {
+          Value zero = gb.constant(msgType.getShape(), 0.0);
+          return gb.selectPositive(c, gb.div(x, c), zero);
+        });
+    extras = {share, op.getResult()};
   }
   if (softmax) {
     scoreType = tensorType(fwdYield.getOperand(1));
@@ -492,19 +508,12 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
     // delta[v] = <g, out> per head: the destination's share of every
     // score gradient, made once per vertex instead of per edge, so that the
     // forward output is not read (nor kept) by the backward propagations.
-    auto delta = ApplyVertexOp::create(b, loc, TypeRange{scoreVertex},
-                                       ValueRange{g, op.getResult()});
-    Block *body = new Block();
-    delta.getBody().push_back(body);
-    Value gRow = body->addArgument(msgType, loc);
-    Value outRow = body->addArgument(msgType, loc);
-    OpBuilder inner = OpBuilder::atBlockEnd(body);
-    GradBuilder gb(inner, loc);
-    Value dot = gb.mul(gRow, outRow);
-    while (tensorType(dot).getRank() > scoreType.getRank())
-      dot = gb.reduceSum(dot, tensorType(dot).getRank() - 1);
-    YieldOp::create(inner, loc, ValueRange{dot});
-    extras = {g, delta.getResult(0), *maxScore, *expSum};
+    Value delta = mapWithGradient(
+        scoreVertex, op.getResult(),
+        [&](GradBuilder &gb, Value gRow, Value out) {
+          return gb.sumToRank(gb.mul(gRow, out), scoreType.getRank());
+        });
+    extras = {g, delta, *maxScore, *expSum};
   }
 
   // A backward propagation: for every vertex, the sum over its edges
@@ -538,9 +547,8 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
             expanded.resize(msgType.getRank(), 1);
             Value alphaB = gb.reshape(alpha, expanded);
             local[msg] = gb.mul(alphaB, extra[0]);
-            Value dot = gb.mul(extra[0], msg);
-            while (tensorType(dot).getRank() > scoreType.getRank())
-              dot = gb.reduceSum(dot, tensorType(dot).getRank() - 1);
+            Value dot =
+                gb.sumToRank(gb.mul(extra[0], msg), scoreType.getRank());
             Value dScore = gb.mul(alpha, gb.sub(dot, extra[1]));
             auto it = local.find(score);
             Value seed = it == local.end() ? dScore : gb.add(it->second, dScore);
