@@ -496,12 +496,35 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   // the kernel operand of its block argument k, or -1 for the propagation's
   // row, which never leaves the kernel.
   SmallVector<int> epilogueArg;
+  SmallVector<Value> otherSide; // read at the edges' other ends
   SmallVector<Value> epilogueCaptured;
   unsigned epilogueCapturedStart = 0;
   if (epilogue) {
+    // An epilogue input the propagation already reads at the row being
+    // reduced (a dst operand; a src operand when reversed) shares that
+    // buffer: passed once, it stays read only at that row, so the
+    // epilogue's results may be written over it (GAT's backward writes the
+    // projection's gradient over the projection).
+    auto rowSide = [&](unsigned i) {
+      bool reversedProp = propagate && propagate.getReversed();
+      return reversedProp ? i < numSrcs
+                          : i >= numSrcs && i < numSrcs + numDsts;
+    };
+    for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+      if (propagate && !rowSide(unsigned(i)))
+        otherSide.push_back(operand);
     for (Value v : epilogue.getInputs()) {
       if (v == op->getResult(0)) {
         epilogueArg.push_back(-1);
+        continue;
+      }
+      // Only when every place the propagation reads v is at the row.
+      SmallVector<unsigned> uses;
+      for (auto [i, operand] : llvm::enumerate(op->getOperands()))
+        if (operand == v)
+          uses.push_back(unsigned(i));
+      if (propagate && !uses.empty() && llvm::all_of(uses, rowSide)) {
+        epilogueArg.push_back(int(uses.front()));
         continue;
       }
       epilogueArg.push_back(int(kernel.operands.size()));
@@ -884,7 +907,9 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         continue;
       }
       vals[arg] = rowOf(epilogueArg[k], v);
-      read.push_back({unsigned(epilogueArg[k]), vals[arg]});
+      // Not a value the propagation also reads at the edges' other ends.
+      if (!llvm::is_contained(otherSide, kernel.operands[epilogueArg[k]]))
+        read.push_back({unsigned(epilogueArg[k]), vals[arg]});
     }
     for (auto [i, c] : llvm::enumerate(epilogueCaptured))
       vals[c] = rowOf(epilogueCapturedStart + i, Value());

@@ -495,6 +495,40 @@ LogicalResult PropagateOp::verify() {
   return success();
 }
 
+/// Drops the operands the body never reads (autodiff's recomputed softmax
+/// maximum and sum take the layer's whole operand list but read only the
+/// scores), so that the plan does not keep them alive for it.
+LogicalResult PropagateOp::canonicalize(PropagateOp op,
+                                        PatternRewriter &rewriter) {
+  Block &block = op.getBody().front();
+  if (llvm::all_of(block.getArguments(),
+                   [](BlockArgument a) { return !a.use_empty(); }))
+    return failure();
+  SmallVector<Value> groups[3];
+  llvm::BitVector unused(block.getNumArguments());
+  unsigned index = 0;
+  OperandRange ranges[] = {op.getSrcs(), op.getDsts(), op.getEdges()};
+  for (unsigned g = 0; g < 3; ++g)
+    for (Value v : ranges[g]) {
+      if (block.getArgument(index).use_empty())
+        unused.set(index);
+      else
+        groups[g].push_back(v);
+      ++index;
+    }
+  auto replacement = PropagateOp::create(
+      rewriter, op.getLoc(), op.getType(), op.getKind(), groups[0], groups[1],
+      groups[2], op.getReversed());
+  for (NamedAttribute attr : op->getDiscardableAttrs())
+    replacement->setAttr(attr.getName(), attr.getValue());
+  Region &region = replacement.getBody();
+  rewriter.inlineRegionBefore(op.getBody(), region, region.end());
+  rewriter.modifyOpInPlace(replacement,
+                           [&] { region.front().eraseArguments(unused); });
+  rewriter.replaceOp(op, replacement.getResult());
+  return success();
+}
+
 LogicalResult EdgeMapOp::verify() {
   Block &block = getBody().front();
   if (failed(verifyEdgeBodyOperands(*this, getSrcs(), getDsts(), getEdges(),

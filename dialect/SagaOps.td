@@ -465,6 +465,7 @@ def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
     attr-dict `:` functional-type(operands, $result) $body
   }];
   let hasVerifier = 1;
+  let hasCanonicalizeMethod = 1;
 }
 
 def Saga_EdgeMapOp : Saga_Op<"edge_map", [RecursiveMemoryEffects,

@@ -6,6 +6,10 @@
 // propagation become one map, which lower-to-kernels then fuses into the
 // propagation's kernel as its epilogue.
 //
+// A map can be the epilogue of only one propagation: the one right before
+// it. When it reads several, the widest is moved there, so that the
+// widest row is the one never stored.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
@@ -89,6 +93,47 @@ ApplyVertexOp saga::mergeApplyVertex(ApplyVertexOp producer,
 
 namespace {
 
+/// Elements per row of a vertex or edge value.
+int64_t rowElements(Value v) {
+  return cast<DomainType>(v.getType()).getElementTensorType().getNumElements();
+}
+
+/// An apply_vertex that combines several propagations' results (GAT's
+/// backward: the projection's gradient from the message gradient and the
+/// two attention-score gradients) can take only one of them into its
+/// kernel as the epilogue: the one that runs last. Moves the propagation
+/// with the widest result to just before the apply_vertex, so that the
+/// widest row is the one never stored. Only a propagation whose result is
+/// read by nothing else, and whose operands are all read again at or after
+/// the op it will follow or later (moving it extends no lifetime).
+void sinkWidestIntoEpilogue(Block &block) {
+  for (auto map : llvm::to_vector(block.getOps<ApplyVertexOp>())) {
+    PropagateOp widest;
+    unsigned feeding = 0;
+    for (Value in : map.getInputs()) {
+      auto prop = in.getDefiningOp<PropagateOp>();
+      if (!prop || prop->getBlock() != &block || !in.hasOneUse())
+        continue;
+      ++feeding;
+      if (!widest || rowElements(in) > rowElements(widest.getResult()))
+        widest = prop;
+    }
+    if (feeding < 2 || widest->getNextNode() == map.getOperation())
+      continue;
+    // Read by the op it will follow, by the apply_vertex or later.
+    Operation *before = map->getPrevNode();
+    auto readAgain = [&](Value operand) {
+      return llvm::any_of(operand.getUsers(), [&](Operation *user) {
+        Operation *top = block.findAncestorOpInBlock(*user);
+        return top && top != widest.getOperation() &&
+               !top->isBeforeInBlock(before);
+      });
+    };
+    if (llvm::all_of(widest->getOperands(), readAgain))
+      widest->moveBefore(map);
+  }
+}
+
 struct FuseMaps : public saga::impl::SagaFuseMapsBase<FuseMaps> {
   void runOnOperation() override {
     for (ModelOp model : getOperation().getOps<ModelOp>()) {
@@ -102,6 +147,7 @@ struct FuseMaps : public saga::impl::SagaFuseMapsBase<FuseMaps> {
             break;
           }
       }
+      sinkWidestIntoEpilogue(model.getBody().front());
     }
   }
 };

@@ -53,7 +53,10 @@ def SagaFuseMaps : Pass<"saga-fuse-maps", "mlir::ModuleOp"> {
     `apply_vertex` is merged into it: one body computing both, so one kernel
     and no intermediate row in memory. Runs after autodiff (the backward's
     maps merge too) and before lower-to-kernels, which can then fuse the
-    whole chain after a propagation into the propagation's kernel.
+    whole chain after a propagation into the propagation's kernel. A map
+    reading several propagations' results (GAT's backward) can be the
+    epilogue of only the one right before it: the propagation with the
+    widest result is moved there, when its operands are read there anyway.
   }];
   let dependentDialects = ["saga::SagaDialect"];
 }
@@ -142,7 +145,11 @@ def SagaRematerialize : Pass<"saga-rematerialize", "mlir::ModuleOp"> {
     allocated between them share one copy. In training this trades one
     elementwise pass for a [V, F] buffer kept from the forward to the
     backward (GAT: input dropout, and each layer's output after bias, ELU
-    and dropout). Maps are visited last to first, so chains are remade from
+    and dropout). A projection of the input features (a `saga.linear` of a
+    graph input, or of such a map of graph inputs) whose input row is no
+    wider than its output row is remade too, with its map: one GEMM instead
+    of keeping [V, F] from the first layer's forward to its backward (GAT's
+    z = dropout(x) @ W). Maps are visited last to first, so chains are remade from
     their start. Runs last before lower-to-kernels, after CSE (which would
     merge the clones back).
   }];

@@ -21,11 +21,18 @@
 // dropout) is rebuilt from its start. Dropout draws the same mask again: it
 // is keyed by the step's seed and the vertex.
 //
+// A projection of the input features (a saga.linear of a graph input, or of
+// such a map of one, like GAT's z = dropout(x) @ W) is remade the same way,
+// its map with it, when its input row is no wider than its output row: one
+// GEMM instead of a [V, F] buffer from the first layer's forward to its
+// backward. Projections go first, maps after.
+//
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace saga {
 #define GEN_PASS_DEF_SAGAREMATERIALIZE
@@ -62,14 +69,34 @@ bool aliveAt(Value v, Operation *at, Block &model) {
   return false;
 }
 
+/// The propagation right before `map` whose result only `map` reads:
+/// lower-to-kernels runs `map` as its epilogue, in its kernel, so its
+/// result is never stored (null: none).
+Operation *fusedPropagation(Operation *map) {
+  auto prop = dyn_cast_or_null<PropagateOp>(map->getPrevNode());
+  if (!isa<ApplyVertexOp>(map) || !prop || !prop->hasOneUse() ||
+      *prop->getUsers().begin() != map)
+    return nullptr;
+  return prop;
+}
+
 /// Whether an op between `from` and `to` (exclusive) makes a vertex or edge
-/// value, i.e. memory is allocated while a kept value would wait.
+/// value, i.e. memory is allocated while a kept value would wait. A
+/// propagation fused into `to` as its epilogue allocates nothing.
 bool allocatesBetween(Operation *from, Operation *to) {
+  Operation *fused = fusedPropagation(to);
   for (Operation *o = from->getNextNode(); o && o != to; o = o->getNextNode())
     for (Type t : o->getResultTypes())
-      if (isa<DomainType>(t))
+      if (isa<DomainType>(t) && o != fused)
         return true;
   return false;
+}
+
+/// Where a copy for `user` goes: before it, or before the propagation whose
+/// epilogue it is, which must stay right before it.
+Operation *copyPoint(Operation *user) {
+  Operation *fused = fusedPropagation(user);
+  return fused ? fused : user;
 }
 
 /// Elements per vertex of a vertex value.
@@ -92,7 +119,20 @@ bool worthRemaking(ApplyVertexOp op) {
               .wasInterrupted();
 }
 
-void rematerialize(ApplyVertexOp op, Block &model) {
+/// Remakes the results of `chain.back()` for its later readers; `chain` is
+/// that op preceded by the ops it needs remade with it (a linear's input
+/// map), in order. Inputs from outside the chain must be alive at the
+/// reader.
+void rematerialize(ArrayRef<Operation *> chain, Block &model) {
+  Operation *op = chain.back();
+  SmallVector<Value> inputs;
+  for (Operation *c : chain)
+    for (Value in : c->getOperands())
+      if (isa<DomainType>(in.getType()) &&
+          !llvm::any_of(chain, [&](Operation *o) {
+            return in.getDefiningOp() == o;
+          }))
+        inputs.push_back(in);
   SmallVector<Operation *> users = readers(op->getResults(), model);
   // What the previous reader read: `op`, a copy, or null when the value was
   // recomputed inside it.
@@ -101,12 +141,13 @@ void rematerialize(ApplyVertexOp op, Block &model) {
     Operation *user = users[i];
     if (copy && !allocatesBetween(users[i - 1], user)) {
       // Nothing allocated since the previous reader: share its copy.
-    } else if (!llvm::all_of(op->getOperands(), [&](Value in) {
+    } else if (!llvm::all_of(inputs, [&](Value in) {
                  return aliveAt(in, user, model);
                })) {
       copy = op; // remaking it would keep an input alive instead
     } else if (auto map = dyn_cast<ApplyVertexOp>(user);
-               map && op->getNumResults() == 1) {
+               map && chain.size() == 1 && isa<ApplyVertexOp>(op) &&
+               op->getNumResults() == 1) {
       // A map reader recomputes the value in its own body: no copy at all.
       OpBuilder b(user);
       auto clone = cast<ApplyVertexOp>(b.clone(*op));
@@ -117,8 +158,10 @@ void rematerialize(ApplyVertexOp op, Block &model) {
       copy = nullptr;
       continue;
     } else {
-      OpBuilder b(user);
-      copy = b.clone(*op);
+      OpBuilder b(copyPoint(user));
+      IRMapping mapping;
+      for (Operation *c : chain)
+        copy = b.clone(*c, mapping);
     }
     if (copy == op)
       continue;
@@ -129,17 +172,45 @@ void rematerialize(ApplyVertexOp op, Block &model) {
   }
 }
 
+/// A projection of the graph's input features (a saga.linear of a graph
+/// input, or of a remakeable map of graph inputs alone), with an input row
+/// no wider than its output row: remaking it is one GEMM that reads no more
+/// than keeping it holds, and its inputs are always there. GAT's first
+/// layer is the example: its projection z = x @ W is read again by the
+/// backward's attention gradients, after the whole forward and the second
+/// layer's backward; kept, it is a [V, F] buffer through all of that.
+/// Returns the chain to remake (the map, if any, then the linear), or none.
+SmallVector<Operation *> inputProjection(LinearOp op, Block &model) {
+  auto fromGraph = [&](Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &model;
+  };
+  if (rowSize(op.getInput()) > rowSize(op.getResult()))
+    return {};
+  if (fromGraph(op.getInput()))
+    return {op};
+  auto map = op.getInput().getDefiningOp<ApplyVertexOp>();
+  if (map && map->getBlock() == &model && map->getNumResults() == 1 &&
+      worthRemaking(map) && llvm::all_of(map.getInputs(), fromGraph))
+    return {map, op};
+  return {};
+}
+
 struct Rematerialize
     : public saga::impl::SagaRematerializeBase<Rematerialize> {
   void runOnOperation() override {
     for (ModelOp model : getOperation().getOps<ModelOp>())
       for (Block &block : model.getBody()) {
+        for (auto op : llvm::to_vector(block.getOps<LinearOp>()))
+          if (SmallVector<Operation *> chain = inputProjection(op, block);
+              !chain.empty())
+            rematerialize(chain, block);
         SmallVector<ApplyVertexOp> maps;
         for (auto op : block.getOps<ApplyVertexOp>())
           if (worthRemaking(op))
             maps.push_back(op);
         for (ApplyVertexOp op : llvm::reverse(maps))
-          rematerialize(op, block);
+          rematerialize({op.getOperation()}, block);
       }
   }
 };

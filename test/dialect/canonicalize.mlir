@@ -82,3 +82,22 @@ func.func @dead_dropout(%y: !saga.vertex<4xf32>, %x: !saga.vertex<4xf32>) -> !sa
   }
   return %r : !saga.vertex<4xf32>
 }
+
+// -----
+
+// Tests that a propagation drops the operands its body never reads (as
+// autodiff's recomputed softmax maximum does with the layer's projection),
+// in each of the src, dst and edge groups, keeping the others in order.
+// CHECK-LABEL: func.func @unread_propagate_operands
+// CHECK-SAME:    (%[[S:[a-z0-9]+]]: !saga.vertex<2xf32>, %[[Z:[a-z0-9]+]]: !saga.vertex<2x4xf32>, %[[D:[a-z0-9]+]]: !saga.vertex<2xf32>, %[[W:[a-z0-9]+]]: !saga.edge<f32>)
+// CHECK:         saga.propagate max src(%[[S]]) dst(%[[D]]) edge() {reversed}
+// CHECK-NEXT:    ^bb0(%[[A:.*]]: tensor<2xf32>, %[[B:.*]]: tensor<2xf32>):
+// CHECK-NEXT:      saga.add %[[A]], %[[B]]
+func.func @unread_propagate_operands(%s: !saga.vertex<2xf32>, %z: !saga.vertex<2x4xf32>, %d: !saga.vertex<2xf32>, %w: !saga.edge<f32>) -> !saga.vertex<2xf32> {
+  %r = saga.propagate max src(%s, %z) dst(%d) edge(%w) {reversed} : (!saga.vertex<2xf32>, !saga.vertex<2x4xf32>, !saga.vertex<2xf32>, !saga.edge<f32>) -> !saga.vertex<2xf32> {
+  ^bb0(%a: tensor<2xf32>, %y: tensor<2x4xf32>, %b: tensor<2xf32>, %e: tensor<f32>):
+    %q = saga.add %a, %b : tensor<2xf32>, tensor<2xf32> -> tensor<2xf32>
+    saga.yield %q : tensor<2xf32>
+  }
+  return %r : !saga.vertex<2xf32>
+}

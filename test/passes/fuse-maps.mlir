@@ -49,3 +49,34 @@ saga.model @shared(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.vertex<4
   }
   saga.return %n, %y : !saga.vertex<4xf32>, !saga.vertex<4xf32>
 }
+
+// Tests that of several propagations read only by one map (GAT's backward:
+// a [V, 4] message gradient and a [V] score gradient), the widest is moved
+// to just before the map, where lower-to-kernels can fuse the map into its
+// kernel as the epilogue; its operands are read there anyway.
+// CHECK-LABEL: saga.model @widest_last
+// CHECK:         %[[N:.*]] = saga.propagate sum src(%arg0) dst(%arg1)
+// CHECK:         %[[W:.*]] = saga.propagate sum src(%arg0) dst(%arg1)
+// CHECK:           saga.mul
+// CHECK:           saga.yield %{{.*}} : tensor<4xf32>
+// CHECK-NEXT:    }
+// CHECK-NEXT:    saga.apply_vertex(%[[W]], %[[N]])
+saga.model @widest_last(%z: !saga.vertex<4xf32> {saga.name = "z"}, %g: !saga.vertex<4xf32> {saga.name = "g"}) -> !saga.vertex<4xf32> {
+  %w = saga.propagate sum src(%z) dst(%g) edge() : (!saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %m = saga.mul %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %m : tensor<4xf32>
+  }
+  %n = saga.propagate sum src(%z) dst(%g) edge() : (!saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<f32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %m = saga.mul %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %r = saga.reduce sum %m axis 0 : tensor<4xf32> -> tensor<f32>
+    saga.yield %r : tensor<f32>
+  }
+  %o = saga.apply_vertex(%w, %n) : (!saga.vertex<4xf32>, !saga.vertex<f32>) -> !saga.vertex<4xf32> {
+  ^bb0(%x: tensor<4xf32>, %s: tensor<f32>):
+    %q = saga.mul %x, %s : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  saga.return %o : !saga.vertex<4xf32>
+}

@@ -39,3 +39,28 @@ saga.model @p(%x: !saga.vertex<4xf32> {saga.name = "x"}, %c: !saga.vertex<4xf32>
   }
   saga.return %r : !saga.vertex<4xf32>
 }
+
+// -----
+
+// Tests that an epilogue input the propagation reads only at the row it
+// reduces (a reversed propagation's src operand, GAT's projection in the
+// backward) is passed once and may be written over, while one read at the
+// edges' other ends (the dst operand %g here) is passed again and may not.
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK-SAME:    (%{{.*}}: index, %{{.*}}: index, %{{.*}}: i64, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>)
+// CHECK-SAME:    saga.kernel = "propagate", saga.overwritable = array<i64: 0, 0>, saga.reversed}
+// CHECK:       saga.launch @saga_kernel_0(%arg0, %arg1, %arg1) {propagate}
+saga.model @r(%z: !saga.vertex<4xf32> {saga.name = "z"}, %g: !saga.vertex<4xf32> {saga.name = "g"}) -> !saga.vertex<4xf32> {
+  %s = saga.propagate sum src(%z) dst(%g) edge() {reversed} : (!saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %m = saga.mul %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %m : tensor<4xf32>
+  }
+  %r = saga.apply_vertex(%s, %z, %g) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xf32>):
+    %q = saga.add %a, %y : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %t = saga.add %q, %h : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %t : tensor<4xf32>
+  }
+  saga.return %r : !saga.vertex<4xf32>
+}

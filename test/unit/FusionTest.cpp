@@ -383,9 +383,11 @@ TEST(Fusion, GatTrainingPeakMemory) {
 
 // Buffer reuse (kernel results written over operands that die with the
 // kernel) changes no bit of a training step's loss, gradients or
-// prediction, and lowers the peak of GAT's step by at least one [V, F]
-// buffer (the ELU gradient over the incoming gradient, the bias gradient's
-// reshape over it, the attention gradient over the message gradient).
+// prediction, and lowers the peak of GAT's step by at least half a
+// [V, 8 x 8] buffer (the ELU gradient over the incoming gradient, the bias
+// gradient's reshape over it, the projection's gradient over the remade
+// projection; the remade projection itself already keeps the first layer's
+// from the peak of both).
 TEST(Fusion, BufferReuseIsExactAndSavesMemory) {
   std::string source = readFile(SAGA_EXAMPLES_DIR "/gat.saga");
   for (size_t at; (at = source.find("1433")) != std::string::npos;)
@@ -404,7 +406,7 @@ TEST(Fusion, BufferReuseIsExactAndSavesMemory) {
     EXPECT_TRUE(bitEqual(a->gradients[i].second, b->gradients[i].second))
         << a->gradients[i].first;
   size_t row = size_t(g.numVertices) * 64 * 4; // one [V, 8 heads x 8]
-  EXPECT_LE(a->peakBytes + row * 3 / 4, b->peakBytes);
+  EXPECT_LE(a->peakBytes + row / 2, b->peakBytes);
   auto fa = m->forward(on), fb = m->forward(off);
   ASSERT_TRUE(fa && fb);
   EXPECT_TRUE(bitEqual(fa->prediction, fb->prediction));
