@@ -797,10 +797,20 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     }
     int64_t width = out.numElements();
     RowVal acc = e.newRow(out.shape, out.elemType);
-    double init = kind == GatherKind::max ? -std::numeric_limits<float>::infinity()
+    // logsumexp: acc is the running maximum, lseSum the sum of exp(message
+    // - maximum), rescaled when the maximum grows (one pass, as the online
+    // softmax below).
+    bool lse = kind == GatherKind::logsumexp;
+    double init = kind == GatherKind::max || lse
+                      ? -std::numeric_limits<float>::infinity()
                   : kind == GatherKind::min ? std::numeric_limits<float>::infinity()
                                             : 0.0;
     e.forEach(width, [&](Value i) { e.store(acc, i, e.f32(init)); });
+    RowVal lseSum;
+    if (lse) {
+      lseSum = e.newRow(out.shape, out.elemType);
+      e.forEach(width, [&](Value i) { e.store(lseSum, i, e.f32(0.0)); });
+    }
     bool softmax = kind == GatherKind::softmax_sum;
     int64_t heads = 1;
     if (softmax)
@@ -830,6 +840,24 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         return;
       }
       RowVal msg = (*yields)[0];
+      if (lse) {
+        e.forEach(width, [&](Value i) {
+          Value mOld = e.load(acc, i);
+          Value x = e.load(msg, msg.numElements() == 1 ? e.index(0) : i);
+          Value mNew = arith::MaximumFOp::create(b, loc, mOld, x);
+          Value scale = math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, mOld, mNew));
+          Value w = math::ExpOp::create(b, loc,
+                                        arith::SubFOp::create(b, loc, x, mNew));
+          e.store(lseSum, i,
+                  arith::AddFOp::create(
+                      b, loc,
+                      arith::MulFOp::create(b, loc, e.load(lseSum, i), scale),
+                      w));
+          e.store(acc, i, mNew);
+        });
+        return;
+      }
       if (!softmax) {
         e.forEach(width, [&](Value i) {
           Value a = e.load(acc, i), m = e.load(msg, msg.numElements() == 1 ? e.index(0) : i);
@@ -888,6 +916,12 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
             arith::DivFOp::create(b, loc, a, e.load(runSum, h)));
         break;
       }
+      case GatherKind::logsumexp:
+        a = arith::SelectOp::create(
+            b, loc, empty, e.f32(0.0),
+            arith::AddFOp::create(
+                b, loc, a, math::LogOp::create(b, loc, e.load(lseSum, i))));
+        break;
       case GatherKind::sum:
         break;
       }

@@ -40,7 +40,7 @@ class Saga_Op<string mnemonic, list<Trait> traits = []>
 def Saga_GatherKind : I32EnumAttr<"GatherKind", "edge-to-vertex reduction", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
     I32EnumAttrCase<"max", 2>, I32EnumAttrCase<"min", 3>,
-    I32EnumAttrCase<"softmax_sum", 4>]> {
+    I32EnumAttrCase<"softmax_sum", 4>, I32EnumAttrCase<"logsumexp", 5>]> {
   let cppNamespace = "::saga";
 }
 

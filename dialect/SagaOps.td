@@ -436,7 +436,10 @@ def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
     row of the result. Edge tensors are never materialised. With
     `softmax_sum` the body yields a second value, the score, whose shape is a
     prefix of the message's; the reduction is the softmax-weighted sum over
-    v's in-edges. Vertices without in-edges get zeros.
+    v's in-edges. `logsumexp` reduces to log(sum(exp(message))) per element
+    in one pass (a running maximum rescales the running sum); autodiff uses
+    it for the softmax's normaliser, which the language does not expose.
+    Vertices without in-edges get zeros.
 
     The body's block arguments are the per-element tensors of the operands,
     in the order src, dst, edge.

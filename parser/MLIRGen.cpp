@@ -938,6 +938,8 @@ bool Generator::genLayerBody(LayerState &st) {
     auto ids = gather->ID();
     std::string k = text(ids[0]);
     auto parsed = symbolizeGatherKind(k);
+    if (parsed == GatherKind::logsumexp) // internal: the softmax normaliser
+      parsed = std::nullopt;
     if (!parsed) {
       auto d = error(loc(ids[0])) << "unknown gather reduction '" << k
                                   << "'; use sum, mean, max, min or "

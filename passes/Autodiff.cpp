@@ -432,9 +432,9 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
   };
 
   // Upstream values each backward body reads at the destination: the
-  // gradient, and for softmax_sum delta = <g, out> and the softmax's
-  // per-vertex maximum score and sum of exponentials (recomputed by two
-  // propagations rather than stored); for max/min each tied edge's share
+  // gradient, and for softmax_sum delta = <g, out> and the log of the
+  // softmax's normaliser (recomputed by a propagation rather than stored);
+  // for max/min each tied edge's share
   // of the gradient and the forward output.
   SmallVector<Value> extras{g};
   bool softmax = kind == GatherKind::softmax_sum;
@@ -486,24 +486,15 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
     scoreType = tensorType(fwdYield.getOperand(1));
     auto scoreVertex = VertexType::get(b.getContext(), scoreType.getShape(),
                                        scoreType.getElementType());
-    auto maxScore = derived(
-        GatherKind::max, scoreVertex, {}, false,
+    // lse[v] = log(sum over v's in-edges of exp(score)): the softmax's
+    // normaliser in one propagation (one pass, one [V, heads] buffer).
+    auto logSumExp = derived(
+        GatherKind::logsumexp, scoreVertex, {}, false,
         [&](OpBuilder &, IRMapping &map, ArrayRef<Value>,
             ArrayRef<Operation *>) -> FailureOr<Value> {
           return map.lookupOrDefault(fwdYield.getOperand(1));
         });
-    if (failed(maxScore))
-      return failure();
-    auto expSum = derived(
-        GatherKind::sum, scoreVertex, {*maxScore}, false,
-        [&](OpBuilder &inner, IRMapping &map, ArrayRef<Value> extra,
-            ArrayRef<Operation *>) -> FailureOr<Value> {
-          GradBuilder gb(inner, loc);
-          Value d = gb.sub(map.lookupOrDefault(fwdYield.getOperand(1)),
-                           extra[0]);
-          return Value(ExpOp::create(inner, loc, d.getType(), d));
-        });
-    if (failed(expSum))
+    if (failed(logSumExp))
       return failure();
     // delta[v] = <g, out> per head: the destination's share of every
     // score gradient, made once per vertex instead of per edge, so that the
@@ -513,7 +504,7 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
         [&](GradBuilder &gb, Value gRow, Value out) {
           return gb.sumToRank(gb.mul(gRow, out), scoreType.getRank());
         });
-    extras = {g, delta, *maxScore, *expSum};
+    extras = {g, delta, *logSumExp};
   }
 
   // A backward propagation: for every vertex, the sum over its edges
@@ -540,9 +531,8 @@ LogicalResult ModelDiff::propagate(PropagateOp op) {
             // d msg = alpha * g and d score = alpha * (<g, msg> - delta),
             // delta = <g, out> (made per vertex above).
             Value score = map.lookupOrDefault(fwdYield.getOperand(1));
-            Value alpha = gb.div(
-                ExpOp::create(inner, loc, scoreType, gb.sub(score, extra[2])),
-                extra[3]);
+            Value alpha =
+                ExpOp::create(inner, loc, scoreType, gb.sub(score, extra[2]));
             SmallVector<int64_t> expanded(scoreType.getShape());
             expanded.resize(msgType.getRank(), 1);
             Value alphaB = gb.reshape(alpha, expanded);

@@ -103,8 +103,8 @@ def SagaAutodiff : Pass<"saga-autodiff", "mlir::ModuleOp"> {
 
     Supported: apply_vertex bodies of elementwise ops, sum/mean reductions
     and per-row vector-matrix products; propagate with sum, mean, max, min
-    and softmax_sum reducers (softmax statistics are recomputed by two extra
-    propagations; max/min send the gradient to the edges whose message
+    and softmax_sum reducers (the softmax's log-normaliser is recomputed by
+    one logsumexp propagation; max/min send the gradient to the edges whose message
     equals the output, split evenly among ties, counted by an extra
     propagation); linear; cross_entropy, l2 and scalar arithmetic.
     Parameters used inside edge functions (those operator motion did not

@@ -151,21 +151,29 @@ saga.model @edgeparam(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.verte
 
 // -----
 
-// Tests the gradient through a softmax-weighted sum: the softmax's maximum
-// and sum of exponentials are recomputed by two propagations, and
-// delta = <g, out> per head is made once per vertex, so that no backward
-// propagation reads (or keeps alive) the forward output; each edge's score
-// gradient is alpha * (<g, msg> - delta).
+// Tests the gradient through a softmax-weighted sum: the log of the
+// softmax's normaliser is recomputed by one logsumexp propagation of the
+// score, and delta = <g, out> per head is made once per vertex, so that no
+// backward propagation reads (or keeps alive) the forward output; each
+// edge's weight is alpha = exp(score - lse) and its score gradient
+// alpha * (<g, msg> - delta).
 // CHECK-LABEL: saga.model @softmax
 // CHECK:         %[[A:.*]] = saga.propagate softmax_sum
-// CHECK:         saga.propagate max
-// CHECK:         saga.propagate sum
+// CHECK:         %[[L:.*]] = saga.propagate logsumexp src(%{{.*}}) dst(%{{.*}}) edge() : {{.*}} -> !saga.vertex<2xf32>
+// CHECK-NEXT:    ^bb0
+// CHECK-NEXT:      %[[E:.*]] = saga.add
+// CHECK-NEXT:      saga.yield %[[E]] : tensor<2xf32>
+// CHECK-NOT:     saga.propagate max
 // CHECK:         %[[D:.*]] = saga.apply_vertex(%{{.*}}, %[[A]]) : (!saga.vertex<2x2xf32>, !saga.vertex<2x2xf32>) -> !saga.vertex<2xf32>
 // CHECK-NEXT:    ^bb0
 // CHECK-NEXT:      saga.mul
 // CHECK-NEXT:      saga.reduce sum
 // CHECK-NEXT:      saga.yield
-// CHECK:         saga.propagate sum src({{.*}}) dst({{.*}}%[[D]]{{.*}}) edge() {reversed}
+// CHECK:         saga.propagate sum src({{.*}}) dst({{.*}}%[[D]], %[[L]]) edge() {reversed}
+// CHECK:           saga.sub
+// CHECK-NEXT:      saga.exp
+// CHECK-NOT:       saga.div
+// CHECK:           saga.yield
 // CHECK-NOT:     saga.propagate {{.*}}%[[A]]
 saga.model @softmax(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<4xf32>, tensor<f32>) {
   %W = saga.param "W" glorot : tensor<4x2x2xf32>

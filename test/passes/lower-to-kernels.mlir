@@ -73,6 +73,37 @@ saga.model @mean(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<8xf3
 
 // -----
 
+// Tests that logsumexp lowers to one pass: per element, a running maximum
+// (from -inf) and a running sum of exp(x - maximum), rescaled by
+// exp(old - new) when the maximum grows; the result is maximum + log(sum),
+// and 0 for a vertex without in-edges.
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK:         %[[NINF:.*]] = arith.constant 0xFF800000 : f32
+// CHECK:         scf.for
+// CHECK:           memref.store %[[NINF]]
+// CHECK:         scf.for
+// CHECK:           %[[NEW:.*]] = arith.maximumf %[[OLD:.*]], %[[X:.*]] : f32
+// CHECK-NEXT:      %[[D:.*]] = arith.subf %[[OLD]], %[[NEW]]
+// CHECK-NEXT:      %[[SCALE:.*]] = math.exp %[[D]]
+// CHECK-NEXT:      %[[D2:.*]] = arith.subf %[[X]], %[[NEW]]
+// CHECK-NEXT:      %[[W:.*]] = math.exp %[[D2]]
+// CHECK:           %[[S:.*]] = arith.mulf %{{.*}}, %[[SCALE]]
+// CHECK-NEXT:      arith.addf %[[S]], %[[W]]
+// CHECK:         arith.cmpi eq
+// CHECK:         math.log
+// CHECK:         arith.addf
+// CHECK:         arith.select
+// CHECK-LABEL: saga.model @logsumexp
+saga.model @logsumexp(%x: !saga.vertex<2xf32> {saga.name = "x"}) -> !saga.vertex<2xf32> {
+  %a = saga.propagate logsumexp src(%x) dst() edge() : (!saga.vertex<2xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%t: tensor<2xf32>):
+    saga.yield %t : tensor<2xf32>
+  }
+  saga.return %a : !saga.vertex<2xf32>
+}
+
+// -----
+
 // Tests that softmax_sum lowers to an online softmax: a running maximum and
 // sum per head, rescaled with exp as the maximum grows.
 // CHECK-LABEL: func.func @saga_kernel_0
