@@ -410,6 +410,31 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
       });
     return out;
   }
+  if (auto slice = dyn_cast<SliceOp>(op)) {
+    RowVal x = in(0);
+    SmallVector<int64_t> shape = resultShape();
+    int64_t axis = static_cast<int64_t>(slice.getAxis());
+    if (axis < 0)
+      axis += shape.size();
+    int64_t outer = product(ArrayRef<int64_t>(shape).take_front(axis));
+    int64_t inner = product(ArrayRef<int64_t>(shape).drop_front(axis + 1));
+    int64_t start = static_cast<int64_t>(slice.getOffset()) * inner;
+    if (outer == 1 && x.buf) { // contiguous: a window of the input's row
+      RowVal r = x;
+      r.offset = add(x.offset, index(start));
+      r.shape = shape;
+      return r;
+    }
+    RowVal out = newRow(shape, x.elemType);
+    int64_t inBlock = x.shape[axis] * inner, block = shape[axis] * inner;
+    forEach(outer, [&](Value o) {
+      forEach(block, [&](Value j) {
+        Value v = load(x, add(add(mul(o, index(inBlock)), index(start)), j));
+        store(out, add(mul(o, index(block)), j), v);
+      });
+    });
+    return out;
+  }
   if (auto cat = dyn_cast<ConcatOp>(op)) {
     SmallVector<int64_t> shape = resultShape();
     int64_t axis = static_cast<int64_t>(cat.getAxis());

@@ -361,6 +361,28 @@ LogicalResult ReduceOp::verify() {
   return success();
 }
 
+LogicalResult SliceOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  int64_t signedAxis = static_cast<int64_t>(getAxis());
+  auto axis = normaliseAxis(*this, signedAxis, in.size());
+  if (failed(axis))
+    return failure();
+  int64_t offset = static_cast<int64_t>(getOffset());
+  int64_t size = static_cast<int64_t>(getSize());
+  if (offset < 0 || size < 1 || offset + size > in[*axis])
+    return emitOpError() << "range [" << offset << ", " << offset + size
+                         << ") is not within axis " << signedAxis
+                         << " of size " << in[*axis];
+  SmallVector<int64_t> expected(in);
+  expected[*axis] = size;
+  if (ArrayRef<int64_t>(expected) != shapeOf(getResult()))
+    return emitOpError() << "result shape " << formatShape(shapeOf(getResult()))
+                         << " should be " << formatShape(expected);
+  if (getElementTypeOrSelf(getResult()) != getElementTypeOrSelf(getInput()))
+    return emitOpError() << "the result has the input's element type";
+  return success();
+}
+
 LogicalResult ConcatOp::verify() {
   if (getInputs().size() < 2)
     return emitOpError() << "needs at least two inputs";

@@ -308,6 +308,27 @@ def Saga_ConcatOp : Saga_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Saga_SliceOp : Saga_Op<"slice", [Pure]> {
+  let summary = "a contiguous range of a tensor along an axis";
+  let description = [{
+    The elements at positions [offset, offset + size) of `axis`; the
+    inverse of `concat`. Made by the compiler (fuse-maps splits the result
+    of merged sibling propagations with it), not by the language.
+
+    ```mlir
+    %s = saga.slice %c axis 0 offset 64 size 8 : tensor<72xf32> -> tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins Saga_Tensor:$input, I64Attr:$axis, I64Attr:$offset,
+                       I64Attr:$size);
+  let results = (outs Saga_Tensor:$result);
+  let assemblyFormat = [{
+    $input `axis` $axis `offset` $offset `size` $size attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Saga_ReshapeOp : Saga_Op<"reshape", [Pure]> {
   let summary = "reinterpret a tensor with another shape of the same size";
   let arguments = (ins Saga_Tensor:$input);

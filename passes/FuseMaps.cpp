@@ -15,7 +15,11 @@
 #include "passes/Passes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/CSE.h"
+#include "llvm/ADT/BitVector.h"
 
 namespace saga {
 #define GEN_PASS_DEF_SAGAFUSEMAPS
@@ -98,6 +102,138 @@ int64_t rowElements(Value v) {
   return cast<DomainType>(v.getType()).getElementTensorType().getNumElements();
 }
 
+/// Sibling propagations: ones of the same kind and direction (not
+/// softmax_sum, whose reduction is not elementwise) read only by the same
+/// map. They walk the same edges, so one kernel can reduce them all: they
+/// become one propagation whose body evaluates every sibling's body (common
+/// subexpressions merged: GAT's backward recomputes each edge's attention
+/// weight for both) and yields their messages flattened and concatenated;
+/// the map slices its parts back out. With the map as the epilogue, none of
+/// the siblings' results is stored, and the edges are walked once.
+void mergeSiblingPropagations(Block &block) {
+  for (auto map : llvm::to_vector(block.getOps<ApplyVertexOp>())) {
+    // Siblings by (kind, reversed), in block order.
+    SmallVector<SmallVector<PropagateOp>> groups;
+    for (Value in : map.getInputs()) {
+      auto prop = in.getDefiningOp<PropagateOp>();
+      if (!prop || prop->getBlock() != &block || !in.hasOneUse() ||
+          prop.getKind() == GatherKind::softmax_sum ||
+          !cast<DomainType>(in.getType()).getElementType().isF32())
+        continue;
+      auto *group = llvm::find_if(groups, [&](auto &g) {
+        return g.front().getKind() == prop.getKind() &&
+               g.front().getReversed() == prop.getReversed();
+      });
+      if (group == groups.end())
+        groups.push_back({prop});
+      else
+        group->push_back(prop);
+    }
+    for (SmallVector<PropagateOp> &group : groups) {
+      if (group.size() < 2)
+        continue;
+      llvm::sort(group, [](PropagateOp a, PropagateOp b) {
+        return a->isBeforeInBlock(b);
+      });
+      PropagateOp last = group.back();
+      MLIRContext *ctx = map.getContext();
+      Location loc = last.getLoc();
+      // The union of the siblings' operands, per group (src, dst, edge).
+      SmallVector<Value> operands[3];
+      for (PropagateOp p : group) {
+        OperandRange ranges[] = {p.getSrcs(), p.getDsts(), p.getEdges()};
+        for (unsigned k = 0; k < 3; ++k)
+          for (Value v : ranges[k])
+            if (!llvm::is_contained(operands[k], v))
+              operands[k].push_back(v);
+      }
+      int64_t total = 0;
+      for (PropagateOp p : group)
+        total += rowElements(p.getResult());
+      OpBuilder b(last);
+      auto merged = PropagateOp::create(
+          b, loc, VertexType::get(ctx, {total}, b.getF32Type()),
+          last.getKind(), operands[0], operands[1], operands[2],
+          last.getReversed());
+      Block *body = new Block();
+      merged.getBody().push_back(body);
+      for (unsigned k = 0; k < 3; ++k)
+        for (Value v : operands[k])
+          body->addArgument(
+              cast<DomainType>(v.getType()).getElementTensorType(), loc);
+      OpBuilder inner = OpBuilder::atBlockEnd(body);
+      SmallVector<Value> flat;
+      for (PropagateOp p : group) {
+        IRMapping mapping;
+        Block &pBody = p.getBody().front();
+        OperandRange ranges[] = {p.getSrcs(), p.getDsts(), p.getEdges()};
+        unsigned arg = 0, base = 0;
+        for (unsigned k = 0; k < 3; ++k) {
+          for (Value v : ranges[k])
+            mapping.map(pBody.getArgument(arg++),
+                        body->getArgument(
+                            base + unsigned(llvm::find(operands[k], v) -
+                                            operands[k].begin())));
+          base += operands[k].size();
+        }
+        for (Operation &o : pBody.without_terminator())
+          inner.clone(o, mapping);
+        Value msg = mapping.lookupOrDefault(pBody.getTerminator()->getOperand(0));
+        auto type = cast<RankedTensorType>(msg.getType());
+        if (type.getRank() != 1)
+          msg = ReshapeOp::create(
+              inner, loc,
+              RankedTensorType::get({type.getNumElements()},
+                                    type.getElementType()),
+              msg);
+        flat.push_back(msg);
+      }
+      Value all = ConcatOp::create(
+          inner, loc, RankedTensorType::get({total}, b.getF32Type()), flat,
+          inner.getI64IntegerAttr(0));
+      YieldOp::create(inner, loc, ValueRange{all});
+      IRRewriter rewriter(ctx);
+      DominanceInfo dom;
+      eliminateCommonSubExpressions(rewriter, dom, merged);
+
+      // The map reads the merged row in place of the siblings' rows.
+      Block &mBody = map.getBody().front();
+      SmallVector<Value> inputs(map.getInputs());
+      inputs.push_back(merged.getResult());
+      BlockArgument row = mBody.addArgument(
+          cast<DomainType>(merged.getType()).getElementTensorType(), loc);
+      OpBuilder mb = OpBuilder::atBlockBegin(&mBody);
+      int64_t offset = 0;
+      llvm::BitVector dropped(inputs.size());
+      for (PropagateOp p : group) {
+        auto type = cast<DomainType>(p.getType()).getElementTensorType();
+        int64_t n = type.getNumElements();
+        Value part = SliceOp::create(
+            mb, loc, RankedTensorType::get({n}, type.getElementType()), row,
+            mb.getI64IntegerAttr(0), mb.getI64IntegerAttr(offset),
+            mb.getI64IntegerAttr(n));
+        if (type.getRank() != 1)
+          part = ReshapeOp::create(mb, loc, type, part);
+        offset += n;
+        for (auto [i, in] : llvm::enumerate(map.getInputs()))
+          if (in == p.getResult()) {
+            mBody.getArgument(unsigned(i)).replaceAllUsesWith(part);
+            dropped.set(i);
+          }
+      }
+      SmallVector<Value> kept;
+      for (auto [i, in] : llvm::enumerate(inputs))
+        if (!dropped.test(i))
+          kept.push_back(in);
+      mBody.eraseArguments(dropped);
+      map->setOperands(kept);
+      for (PropagateOp p : group)
+        p.erase();
+    }
+  }
+}
+
+
 /// An apply_vertex that combines several propagations' results (GAT's
 /// backward: the projection's gradient from the message gradient and the
 /// two attention-score gradients) can take only one of them into its
@@ -147,6 +283,7 @@ struct FuseMaps : public saga::impl::SagaFuseMapsBase<FuseMaps> {
             break;
           }
       }
+      mergeSiblingPropagations(model.getBody().front());
       sinkWidestIntoEpilogue(model.getBody().front());
     }
   }

@@ -53,10 +53,18 @@ def SagaFuseMaps : Pass<"saga-fuse-maps", "mlir::ModuleOp"> {
     `apply_vertex` is merged into it: one body computing both, so one kernel
     and no intermediate row in memory. Runs after autodiff (the backward's
     maps merge too) and before lower-to-kernels, which can then fuse the
-    whole chain after a propagation into the propagation's kernel. A map
-    reading several propagations' results (GAT's backward) can be the
-    epilogue of only the one right before it: the propagation with the
-    widest result is moved there, when its operands are read there anyway.
+    whole chain after a propagation into the propagation's kernel.
+
+    Sibling propagations (the same reduction and direction, not
+    softmax_sum, each read only by the same map) become one `propagate`
+    that evaluates all their bodies (common subexpressions merged) and
+    yields their messages flattened and concatenated; the map takes their
+    parts back with `saga.slice`. GAT's backward reduces the projection's
+    message gradient and its source attention-score gradient over the same
+    out-edges: one edge pass, and neither result stored. A map reading
+    several propagations' results can still be the epilogue of only the one
+    right before it: the propagation with the widest result is moved there,
+    when its operands are read there anyway.
   }];
   let dependentDialects = ["saga::SagaDialect"];
 }

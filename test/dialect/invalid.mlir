@@ -1102,3 +1102,19 @@ saga.model @launch_unknown(%x: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
   %y = saga.launch @nowhere(%x) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32>
   saga.return %y : !saga.vertex<4xf32>
 }
+
+// -----
+
+func.func @slice_out_of_range(%x: tensor<4xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'saga.slice' op range [3, 5) is not within axis 0 of size 4}}
+  %s = saga.slice %x axis 0 offset 3 size 2 : tensor<4xf32> -> tensor<2xf32>
+  return %s : tensor<2xf32>
+}
+
+// -----
+
+func.func @slice_shape(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'saga.slice' op result shape [2, 3] should be [2, 2]}}
+  %s = saga.slice %x axis 1 offset 1 size 2 : tensor<2x4xf32> -> tensor<2x3xf32>
+  return %s : tensor<2x3xf32>
+}

@@ -215,3 +215,32 @@ saga.model @row_sum_first(%x: !saga.vertex<4xf32> {saga.name = "x"}) -> (!saga.v
   %w = saga.linear_grad_weight %t, %r : !saga.vertex<4xf32>, !saga.vertex<2x2xf32> -> tensor<4x2x2xf32>
   saga.return %q, %s, %w : !saga.vertex<2x2xf32>, tensor<4xf32>, tensor<4x2x2xf32>
 }
+
+// -----
+
+// Tests slices: a leading range is a window of the input row (read in place
+// at offset 4 of the row, no copy); a range of an inner axis is copied out
+// (2 rows of 2 from offset 1 in rows of 3).
+// CHECK-LABEL: func.func @saga_kernel_0
+// CHECK-SAME:    (%{{.*}}: index, %{{.*}}: index, %{{.*}}: i64, %[[IN:[a-z0-9]+]]: memref<?xf32>, %[[B:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>, %[[OUT2:[a-z0-9]+]]: memref<?xf32>)
+// CHECK:         %[[ROW:.*]] = arith.muli %{{.*}}, %c6
+// CHECK:         %[[AT:.*]] = arith.addi %[[ROW]], %c4
+// CHECK:         scf.for %[[I:.*]] = %c0{{.*}} to %c2
+// CHECK:           %[[J:.*]] = arith.addi %[[AT]], %[[I]]
+// CHECK:           memref.load %[[IN]][%[[J]]]
+// CHECK:         scf.for
+// CHECK:           scf.for
+// CHECK:             %[[K:.*]] = arith.addi %{{.*}}, %c1
+// CHECK:             memref.load %[[B]]
+// CHECK:             memref.store %{{.*}}, %alloca{{.*}} : memref<4xf32>
+saga.model @slices(%x: !saga.vertex<6xf32> {saga.name = "x"}, %y: !saga.vertex<2x3xf32> {saga.name = "y"}) -> (!saga.vertex<2xf32>, !saga.vertex<2x2xf32>) {
+  %r:2 = saga.apply_vertex(%x, %y) : (!saga.vertex<6xf32>, !saga.vertex<2x3xf32>) -> (!saga.vertex<2xf32>, !saga.vertex<2x2xf32>) {
+  ^bb0(%a: tensor<6xf32>, %b: tensor<2x3xf32>):
+    %s = saga.slice %a axis 0 offset 4 size 2 : tensor<6xf32> -> tensor<2xf32>
+    %e = saga.exp %s : tensor<2xf32>
+    %t = saga.slice %b axis 1 offset 1 size 2 : tensor<2x3xf32> -> tensor<2x2xf32>
+    %u = saga.exp %t : tensor<2x2xf32>
+    saga.yield %e, %u : tensor<2xf32>, tensor<2x2xf32>
+  }
+  saga.return %r#0, %r#1 : !saga.vertex<2xf32>, !saga.vertex<2x2xf32>
+}
