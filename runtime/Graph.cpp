@@ -31,6 +31,17 @@ void prefixSum(std::vector<int64_t> &offsets) {
 }
 } // namespace
 
+std::string Graph::sizeError(int64_t numVertices, int64_t numInput,
+                             bool addSelfLoops) {
+  int64_t loops = addSelfLoops ? numVertices : 0;
+  if (numInput + loops <= kMaxEdges)
+    return "";
+  return std::to_string(numInput) + " edges" +
+         (loops ? " and " + std::to_string(loops) + " self loops" : "") +
+         " exceed the " + std::to_string(kMaxEdges) +
+         " that 32-bit edge ids can number in one graph";
+}
+
 Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
                    const std::vector<int32_t> &dst, bool addSelfLoops) {
   // Always-on checks: the project builds with NDEBUG and a bad id here would
@@ -49,13 +60,9 @@ Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
            ") has a vertex id outside [0, " + std::to_string(numVertices) + ")")
               .c_str());
 
-  if (numInput + (addSelfLoops ? numVertices : 0) >
-      std::numeric_limits<int32_t>::max())
-    llvm::report_fatal_error(
-        ("saga::Graph::build: " + std::to_string(numInput) +
-         " edges (self loops included) exceed the 2^31 - 1 that 32-bit edge "
-         "ids can number in one graph")
-            .c_str());
+  if (std::string why = sizeError(numVertices, numInput, addSelfLoops);
+      !why.empty())
+    llvm::report_fatal_error(("saga::Graph::build: " + why).c_str());
 
   Graph g;
   g.numVertices = numVertices;

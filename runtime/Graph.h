@@ -5,7 +5,8 @@
 // gathers; CSR by source drives push-style (backward) propagation. Both keep
 // each edge's id, which is the mapping between the two orders and the index
 // of per-edge inputs. 32-bit vertex and edge ids (at most 2^31 - 1 edges,
-// self loops included; `build` stops with a message beyond), 64-bit offsets.
+// self loops included: `sizeError` says why a graph is too large, loaders
+// and sagac report it, `build` stops with it), 64-bit offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +14,8 @@
 #define SAGA_RUNTIME_GRAPH_H
 
 #include <cstdint>
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace saga {
@@ -33,11 +36,18 @@ struct Graph {
   std::vector<int32_t> outTargets;
   std::vector<int32_t> outEdgeIds;
 
+  /// The most edges (self loops included) 32-bit edge ids can number.
+  static constexpr int64_t kMaxEdges = std::numeric_limits<int32_t>::max();
+  /// Why `numInput` edges plus, with `addSelfLoops`, one loop per vertex
+  /// make too large a graph to build; empty when they do not.
+  static std::string sizeError(int64_t numVertices, int64_t numInput,
+                               bool addSelfLoops);
+
   /// Builds both CSR orders from an edge list (src[i] -> dst[i]); with
   /// `addSelfLoops`, appends v -> v for every vertex (self loops already in
   /// the input are kept: such a vertex then has two). Ids must be in range
   /// (loaders check and report; this aborts with a message, in release builds
-  /// too). O(V + E): counting sorts, no per-vertex containers.
+  /// too), and so must the size (`sizeError`). O(V + E): counting sorts, no per-vertex containers.
   static Graph build(int32_t numVertices, const std::vector<int32_t> &src,
                      const std::vector<int32_t> &dst, bool addSelfLoops);
 

@@ -46,8 +46,6 @@ namespace {
 constexpr int64_t kMaxVertices = std::numeric_limits<int32_t>::max();
 /// Largest dense feature matrix loadPlanetoid allocates (elements; 16 GiB).
 constexpr int64_t kMaxFeatureElements = int64_t(1) << 32;
-/// Largest count accepted in meta.txt (keeps every product below overflow).
-constexpr int64_t kMaxCount = int64_t(1) << 40;
 
 Error makeError(const Twine &msg) {
   return llvm::createStringError(
@@ -362,7 +360,8 @@ private:
 } // namespace
 
 llvm::Expected<EdgeList> saga::loadEdgeList(const std::string &path,
-                                            int64_t numVertices) {
+                                            int64_t numVertices,
+                                            int64_t maxEdges) {
   if (numVertices > kMaxVertices)
     return makeError(path + ": vertex count " + Twine(numVertices) +
                      " is out of range [0, " + Twine(kMaxVertices) + "]");
@@ -391,6 +390,9 @@ llvm::Expected<EdgeList> saga::loadEdgeList(const std::string &path,
       return err;
     if (Error err = r.index(f[1], "vertex id", limit, v))
       return err;
+    if (int64_t(el.src.size()) == maxEdges)
+      return r.error("more than " + Twine(maxEdges) +
+                     " edges; Saga numbers edges with 32-bit ids");
     el.src.push_back(static_cast<int32_t>(u));
     el.dst.push_back(static_cast<int32_t>(v));
     maxId = std::max({maxId, u, v});
@@ -413,7 +415,7 @@ llvm::Expected<Dataset> saga::loadPlanetoid(const std::string &dir) {
   int64_t numNodes = 0, numEdges = 0, numFeatures = 0, numClasses = 0;
   if (Error err = meta.count("num_nodes", 1, kMaxVertices, numNodes))
     return err;
-  if (Error err = meta.count("num_edges", 0, kMaxCount, numEdges))
+  if (Error err = meta.count("num_edges", 0, Graph::kMaxEdges, numEdges))
     return err;
   if (Error err = meta.count("num_features", 1, kMaxVertices, numFeatures))
     return err;

@@ -42,9 +42,11 @@ struct Dataset {
 /// Reads a plain edge list: one `src dst` pair of non-negative integers per
 /// line; blank lines and lines starting with '#' or '%' are skipped. With
 /// `numVertices` < 0 the vertex count is 1 + the largest id; otherwise ids
-/// must be below it.
+/// must be below it. More than `maxEdges` edges is an error at the first
+/// line beyond (the default: what 32-bit edge ids can number).
 llvm::Expected<EdgeList> loadEdgeList(const std::string &path,
-                                      int64_t numVertices = -1);
+                                      int64_t numVertices = -1,
+                                      int64_t maxEdges = Graph::kMaxEdges);
 
 /// Reads the Planetoid text form (examples/data/<name>/: meta.txt, edges.txt,
 /// features.txt, labels.txt, train.txt, val.txt, test.txt; see

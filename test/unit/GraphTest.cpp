@@ -234,6 +234,18 @@ TEST(Graph, RandomMultigraphsMatchReference) {
   }
 }
 
+// The size limit of 32-bit edge ids counts the self loops build adds.
+TEST(Graph, SizeErrorCountsSelfLoops) {
+  EXPECT_EQ(Graph::sizeError(10, Graph::kMaxEdges - 10, true), "");
+  EXPECT_EQ(Graph::sizeError(10, Graph::kMaxEdges, false), "");
+  EXPECT_EQ(Graph::sizeError(10, Graph::kMaxEdges - 9, true),
+            "2147483638 edges and 10 self loops exceed the 2147483647 that "
+            "32-bit edge ids can number in one graph");
+  EXPECT_EQ(Graph::sizeError(10, Graph::kMaxEdges + 1, false),
+            "2147483648 edges exceed the 2147483647 that 32-bit edge ids can "
+            "number in one graph");
+}
+
 TEST(GraphDeathTest, OutOfRangeIdsAbort) {
   EXPECT_DEATH(Graph::build(2, {0}, {2}, false), "outside \\[0, 2\\)");
   EXPECT_DEATH(Graph::build(2, {-1}, {0}, false), "outside \\[0, 2\\)");

@@ -271,6 +271,16 @@ TEST_F(EdgeListFile, RejectsOverflow) {
                 ": vertex count 2147483648 is out of range [0, 2147483647]");
 }
 
+// More edges than the limit (by default what 32-bit edge ids can number;
+// 2 here) is an error at the first line beyond it.
+TEST_F(EdgeListFile, RejectsMoreEdgesThanIdsCanNumber) {
+  write("g.txt", "0 1\n# c\n1 2\n2 0\n");
+  EXPECT_EQ(errorOf(loadEdgeList(path("g.txt"), -1, 2)),
+            path("g.txt") +
+                ":4: more than 2 edges; Saga numbers edges with 32-bit ids");
+  EXPECT_TRUE(bool(loadEdgeList(path("g.txt"), -1, 3)));
+}
+
 TEST_F(EdgeListFile, RejectsWrongColumnCounts) {
   write("g.txt", "0 1\n1 2\n1 2 3\n");
   EXPECT_EQ(errorOf(loadEdgeList(path("g.txt"))),
@@ -400,6 +410,11 @@ TEST_F(PlanetoidDir, RejectsMetaProblems) {
   EXPECT_EQ(errorOf(loadPlanetoid(dir())),
             path("meta.txt") +
                 ":1: num_nodes '0' is out of range [1, 2147483647]");
+  write("meta.txt", "num_nodes 5\nnum_edges 2147483648\nnum_features 4\n"
+                    "num_classes 3\n");
+  EXPECT_EQ(errorOf(loadPlanetoid(dir())),
+            path("meta.txt") +
+                ":2: num_edges '2147483648' is out of range [0, 2147483647]");
   write("meta.txt", "num_nodes 5\nnum_edges 3\nnum_nodes 5\n");
   EXPECT_EQ(errorOf(loadPlanetoid(dir())),
             path("meta.txt") +

@@ -112,6 +112,17 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
                 .count() *
             1e3);
   }
+  if (std::string why =
+          Graph::sizeError(d.edges.numVertices,
+                           int64_t(d.edges.src.size()), m.selfLoops());
+      !why.empty()) {
+    fail(llvm::createStringError("graph " + d.name + ": " + why +
+                                 (m.selfLoops() ? " (the model's graph "
+                                                  "declaration adds self "
+                                                  "loops)"
+                                                : "")));
+    return nullptr;
+  }
   session->graph = Graph::build(d.edges.numVertices, d.edges.src, d.edges.dst,
                                 m.selfLoops());
   d.edges = EdgeList(); // the graph has them
