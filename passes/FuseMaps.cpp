@@ -136,6 +136,23 @@ void mergeSiblingPropagations(Block &block) {
         return a->isBeforeInBlock(b);
       });
       PropagateOp last = group.back();
+      // The merged propagation runs where the last sibling does: only when
+      // that keeps no earlier sibling's operand alive longer (each is read
+      // there or later anyway), and the siblings carry the same attributes.
+      auto readFromLast = [&](Value v) {
+        if (isa<BlockArgument>(v))
+          return true; // a graph input: alive throughout
+        return llvm::any_of(v.getUsers(), [&](Operation *user) {
+          Operation *top = block.findAncestorOpInBlock(*user);
+          return top && !top->isBeforeInBlock(last);
+        });
+      };
+      if (!llvm::all_of(group, [&](PropagateOp p) {
+            return p->getDiscardableAttrDictionary() ==
+                       last->getDiscardableAttrDictionary() &&
+                   llvm::all_of(p->getOperands(), readFromLast);
+          }))
+        continue;
       MLIRContext *ctx = map.getContext();
       Location loc = last.getLoc();
       // The union of the siblings' operands, per group (src, dst, edge).
@@ -155,6 +172,8 @@ void mergeSiblingPropagations(Block &block) {
           b, loc, VertexType::get(ctx, {total}, b.getF32Type()),
           last.getKind(), operands[0], operands[1], operands[2],
           last.getReversed());
+      for (NamedAttribute attr : last->getDiscardableAttrs())
+        merged->setAttr(attr.getName(), attr.getValue());
       Block *body = new Block();
       merged.getBody().push_back(body);
       for (unsigned k = 0; k < 3; ++k)

@@ -56,7 +56,8 @@ def SagaFuseMaps : Pass<"saga-fuse-maps", "mlir::ModuleOp"> {
     whole chain after a propagation into the propagation's kernel.
 
     Sibling propagations (the same reduction and direction, not
-    softmax_sum, each read only by the same map) become one `propagate`
+    softmax_sum, each read only by the same map, and each operand read
+    again where the last of them runs) become one `propagate`
     that evaluates all their bodies (common subexpressions merged) and
     yields their messages flattened and concatenated; the map takes their
     parts back with `saga.slice`. GAT's backward reduces the projection's

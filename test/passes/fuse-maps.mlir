@@ -137,3 +137,42 @@ saga.model @siblings(%z: !saga.vertex<4xf32> {saga.name = "z"}, %g: !saga.vertex
   }
   saga.return %o : !saga.vertex<2x2xf32>
 }
+
+// Tests that siblings stay apart when merging would keep an operand alive
+// longer: %cc is read only by the first sibling, and %big is made between
+// the two (the merged propagation would run where the second one does).
+// CHECK-LABEL: saga.model @siblings_apart
+// CHECK:         %[[CC:.*]] = saga.apply_vertex(%arg2)
+// CHECK:         saga.propagate sum src(%arg0, %[[CC]]) dst(%arg1) edge() {reversed} : ({{.*}}) -> !saga.vertex<4xf32>
+// CHECK:         saga.apply_vertex(%arg1)
+// CHECK:         saga.propagate sum src(%arg0) dst(%{{.*}}) edge() {reversed} : ({{.*}}) -> !saga.vertex<f32>
+saga.model @siblings_apart(%z: !saga.vertex<4xf32> {saga.name = "z"}, %g: !saga.vertex<4xf32> {saga.name = "g"}, %c: !saga.vertex<4xf32> {saga.name = "c"}) -> (!saga.vertex<4xf32>, !saga.vertex<4xf32>) {
+  %cc = saga.apply_vertex(%c) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = saga.tanh %a : tensor<4xf32>
+    saga.yield %e : tensor<4xf32>
+  }
+  %w = saga.propagate sum src(%z, %cc) dst(%g) edge() {reversed} : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>, %k: tensor<4xf32>, %b: tensor<4xf32>):
+    %m = saga.mul %a, %k : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %p = saga.add %m, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    saga.yield %p : tensor<4xf32>
+  }
+  %big = saga.apply_vertex(%g) : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = saga.exp %a : tensor<4xf32>
+    saga.yield %e : tensor<4xf32>
+  }
+  %n = saga.propagate sum src(%z) dst(%big) edge() {reversed} : (!saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<f32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<4xf32>):
+    %m = saga.mul %a, %b : tensor<4xf32>, tensor<4xf32> -> tensor<4xf32>
+    %r = saga.reduce sum %m axis 0 : tensor<4xf32> -> tensor<f32>
+    saga.yield %r : tensor<f32>
+  }
+  %o = saga.apply_vertex(%w, %n) : (!saga.vertex<4xf32>, !saga.vertex<f32>) -> !saga.vertex<4xf32> {
+  ^bb0(%x: tensor<4xf32>, %s: tensor<f32>):
+    %q = saga.mul %x, %s : tensor<4xf32>, tensor<f32> -> tensor<4xf32>
+    saga.yield %q : tensor<4xf32>
+  }
+  saga.return %o, %big : !saga.vertex<4xf32>, !saga.vertex<4xf32>
+}
