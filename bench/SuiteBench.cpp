@@ -532,7 +532,9 @@ int runTraining(const Options &o) {
   // Where an epoch goes: one more training step (forward with dropout and
   // backward) and one evaluation forward pass, profiled by plan step.
   progress("breakdown: one Model::trainStep and one evaluation forward");
-  TrainStepResult step = check(model->trainStep(all, o.seed + 1000003));
+  ForwardOptions profiledStep = all;
+  profiledStep.profile = true;
+  TrainStepResult step = check(model->trainStep(profiledStep, o.seed + 1000003));
   ForwardOptions profiled;
   profiled.profile = true;
   ForwardResult eval = check(model->forward(profiled));
@@ -543,6 +545,10 @@ int runTraining(const Options &o) {
       step.seconds * 1e3, eval.seconds * 1e3,
       (med - step.seconds - eval.seconds) * 1e3,
       double(step.peakBytes) / (1 << 20));
+  for (auto &[what, seconds] : step.profile)
+    if (seconds >= 0.02 * step.seconds)
+      llvm::outs() << llvm::format("breakdown   train step: %-44s %8.1f ms\n",
+                                   what.c_str(), seconds * 1e3);
   for (auto &[what, seconds] : eval.profile)
     if (seconds >= 0.02 * eval.seconds)
       llvm::outs() << llvm::format("breakdown   evaluation: %-44s %8.1f ms\n",

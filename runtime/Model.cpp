@@ -273,6 +273,7 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
   TrainStepResult r;
   r.seconds = results->seconds;
   r.peakBytes = results->peakBytes;
+  r.profile = std::move(results->profile);
   auto names = impl->trainModel->getAttrOfType<ArrayAttr>("saga.gradients");
   size_t first = results->values.size() - names.size();
   r.loss = results->values[first - 1].f32()[0];

@@ -83,6 +83,8 @@ struct TrainStepResult {
   /// The most bytes of the plan's own buffers alive at once (activations,
   /// gradients, temporaries; not the graph, inputs or parameters).
   size_t peakBytes = 0;
+  /// With ForwardOptions::profile: (plan step, seconds), in plan order.
+  std::vector<std::pair<std::string, double>> profile;
 };
 
 struct ForwardResult {

@@ -1314,6 +1314,35 @@ TEST(TrainingDropout, DeterministicPerSeedAndDifferentAcrossSeeds) {
   EXPECT_NEAR(p7->loss, *inference->loss, 1e-6);
 }
 
+// With ForwardOptions::profile a training step times its plan steps (kernel
+// launches, GEMMs, the loss and its gradient), in plan order, and the
+// timed steps add up to no more than the step; without it there is no
+// profile, and profiling changes no result.
+TEST(TrainingProfile, StepsTimedInPlanOrder) {
+  auto m = tinyModel(example(kGcn, "0.5"), "gcn_profile");
+  ASSERT_TRUE(m);
+  ForwardOptions fo;
+  fo.lossMask = lossMask(graphFor("tiny", true));
+  ForwardOptions profiled = fo;
+  profiled.profile = true;
+  auto plain = m->trainStep(fo, 7), timed = m->trainStep(profiled, 7);
+  ASSERT_TRUE(plain && timed);
+  EXPECT_TRUE(plain->profile.empty());
+  EXPECT_TRUE(sameStep(*plain, *timed, "profiled vs not"));
+  ASSERT_FALSE(timed->profile.empty());
+  double total = 0;
+  bool launch = false, gradient = false;
+  for (const auto &[what, seconds] : timed->profile) {
+    EXPECT_GE(seconds, 0) << what;
+    total += seconds;
+    launch |= what.rfind("launch saga_kernel_", 0) == 0;
+    gradient |= what.find("cross_entropy_grad") != std::string::npos;
+  }
+  EXPECT_TRUE(launch);
+  EXPECT_TRUE(gradient) << "the backward's steps are timed too";
+  EXPECT_LE(total, timed->seconds * 1.01 + 1e-4);
+}
+
 // Dropout at rate p keeps about 1 - p of the elements, and the backward
 // pass scales the kept ones by 1 / (1 - p) as the forward did. With x = 1
 // and a loss over one vertex v, d loss / d s_j (s a per-feature scale before
