@@ -75,8 +75,11 @@ cl::opt<saga::RunOptions::Reorder> reorder(
                clEnumValN(saga::RunOptions::Reorder::None, "none",
                           "keep the dataset's ids")),
     cl::sub(runCommand), cl::sub(trainCommand));
-cl::opt<bool> profile("profile", cl::desc("Print the time of every plan step"),
-                      cl::init(false), cl::sub(runCommand));
+cl::opt<bool> profile(
+    "profile",
+    cl::desc("Print the time of every plan step (train: of one more "
+             "training step after the last epoch)"),
+    cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<unsigned> repeat("repeat", cl::desc("Forward passes to time (median)"),
                          cl::init(1), cl::sub(runCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameters and dropout"),
@@ -217,6 +220,7 @@ int main(int argc, char **argv) {
   if (trainCommand) {
     saga::TrainCommandOptions options;
     options.run = runOptions();
+    options.run.profile = profile;
     options.train.epochs = epochs;
     options.train.learningRate = learningRate;
     options.train.optimizer = optimizer;
