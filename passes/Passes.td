@@ -160,8 +160,14 @@ def SagaRematerialize : Pass<"saga-rematerialize", "mlir::ModuleOp"> {
     of keeping [V, F] from the first layer's forward to its backward (GAT's
     z = dropout(x) @ W). Maps are visited last to first, so chains are remade from
     their start. Runs last before lower-to-kernels, after CSE (which would
-    merge the clones back).
+    merge the clones back). With `fuse-epilogues` (as lower-to-kernels is
+    run) a propagation right before its only reader, a map, counts as no
+    allocation, and a copy for that map goes before the propagation.
   }];
+  let options = [
+    Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
+           "Whether lower-to-kernels will fuse maps into propagations">
+  ];
   let dependentDialects = ["saga::SagaDialect"];
 }
 

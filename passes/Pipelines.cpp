@@ -61,8 +61,11 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   if (enabled("fuse-epilogue"))
     pm.addPass(createSagaFuseMaps());
-  if (enabled("rematerialize"))
-    pm.addPass(createSagaRematerialize());
+  if (enabled("rematerialize")) {
+    SagaRematerializeOptions remat;
+    remat.fuseEpilogues = enabled("fuse-epilogue");
+    pm.addPass(createSagaRematerialize(remat));
+  }
   SagaLowerToKernelsOptions kernels;
   kernels.fuseEpilogues = enabled("fuse-epilogue");
   pm.addPass(createSagaLowerToKernels(kernels));

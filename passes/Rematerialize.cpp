@@ -70,9 +70,12 @@ bool aliveAt(Value v, Operation *at, Block &model) {
 }
 
 /// The propagation right before `map` whose result only `map` reads:
-/// lower-to-kernels runs `map` as its epilogue, in its kernel, so its
-/// result is never stored (null: none).
-Operation *fusedPropagation(Operation *map) {
+/// lower-to-kernels, when it fuses epilogues, runs `map` as its epilogue,
+/// in its kernel, so its result is never stored (null: none). Right before
+/// the map, the propagation already has everything else the map reads.
+Operation *fusedPropagation(Operation *map, bool fuseEpilogues) {
+  if (!fuseEpilogues)
+    return nullptr;
   auto prop = dyn_cast_or_null<PropagateOp>(map->getPrevNode());
   if (!isa<ApplyVertexOp>(map) || !prop || !prop->hasOneUse() ||
       *prop->getUsers().begin() != map)
@@ -83,8 +86,8 @@ Operation *fusedPropagation(Operation *map) {
 /// Whether an op between `from` and `to` (exclusive) makes a vertex or edge
 /// value, i.e. memory is allocated while a kept value would wait. A
 /// propagation fused into `to` as its epilogue allocates nothing.
-bool allocatesBetween(Operation *from, Operation *to) {
-  Operation *fused = fusedPropagation(to);
+bool allocatesBetween(Operation *from, Operation *to, bool fuseEpilogues) {
+  Operation *fused = fusedPropagation(to, fuseEpilogues);
   for (Operation *o = from->getNextNode(); o && o != to; o = o->getNextNode())
     for (Type t : o->getResultTypes())
       if (isa<DomainType>(t) && o != fused)
@@ -94,8 +97,8 @@ bool allocatesBetween(Operation *from, Operation *to) {
 
 /// Where a copy for `user` goes: before it, or before the propagation whose
 /// epilogue it is, which must stay right before it.
-Operation *copyPoint(Operation *user) {
-  Operation *fused = fusedPropagation(user);
+Operation *copyPoint(Operation *user, bool fuseEpilogues) {
+  Operation *fused = fusedPropagation(user, fuseEpilogues);
   return fused ? fused : user;
 }
 
@@ -123,7 +126,8 @@ bool worthRemaking(ApplyVertexOp op) {
 /// that op preceded by the ops it needs remade with it (a linear's input
 /// map), in order. Inputs from outside the chain must be alive at the
 /// reader.
-void rematerialize(ArrayRef<Operation *> chain, Block &model) {
+void rematerialize(ArrayRef<Operation *> chain, Block &model,
+                   bool fuseEpilogues) {
   Operation *op = chain.back();
   SmallVector<Value> inputs;
   for (Operation *c : chain)
@@ -139,7 +143,7 @@ void rematerialize(ArrayRef<Operation *> chain, Block &model) {
   Operation *copy = op;
   for (size_t i = 1; i < users.size(); ++i) {
     Operation *user = users[i];
-    if (copy && !allocatesBetween(users[i - 1], user)) {
+    if (copy && !allocatesBetween(users[i - 1], user, fuseEpilogues)) {
       // Nothing allocated since the previous reader: share its copy.
     } else if (!llvm::all_of(inputs, [&](Value in) {
                  return aliveAt(in, user, model);
@@ -158,7 +162,7 @@ void rematerialize(ArrayRef<Operation *> chain, Block &model) {
       copy = nullptr;
       continue;
     } else {
-      OpBuilder b(copyPoint(user));
+      OpBuilder b(copyPoint(user, fuseEpilogues));
       IRMapping mapping;
       for (Operation *c : chain)
         copy = b.clone(*c, mapping);
@@ -198,19 +202,20 @@ SmallVector<Operation *> inputProjection(LinearOp op, Block &model) {
 
 struct Rematerialize
     : public saga::impl::SagaRematerializeBase<Rematerialize> {
+  using SagaRematerializeBase::SagaRematerializeBase;
   void runOnOperation() override {
     for (ModelOp model : getOperation().getOps<ModelOp>())
       for (Block &block : model.getBody()) {
         for (auto op : llvm::to_vector(block.getOps<LinearOp>()))
           if (SmallVector<Operation *> chain = inputProjection(op, block);
               !chain.empty())
-            rematerialize(chain, block);
+            rematerialize(chain, block, fuseEpilogues);
         SmallVector<ApplyVertexOp> maps;
         for (auto op : block.getOps<ApplyVertexOp>())
           if (worthRemaking(op))
             maps.push_back(op);
         for (ApplyVertexOp op : llvm::reverse(maps))
-          rematerialize({op.getOperation()}, block);
+          rematerialize({op.getOperation()}, block, fuseEpilogues);
       }
   }
 };

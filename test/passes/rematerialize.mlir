@@ -1,4 +1,5 @@
 // RUN: saga-opt %s --saga-rematerialize | FileCheck %s
+// RUN: saga-opt %s --saga-rematerialize=fuse-epilogues=false | FileCheck %s --check-prefix=NOFUSE
 
 // Tests that input dropout, a map of the graph input alone, is computed
 // again before its late reader (the weight gradient, after vertex values
@@ -142,6 +143,12 @@ saga.model @stays(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> (!saga.vertex<8x
 // CHECK:         %[[P:.*]] = saga.propagate sum src(%{{.*}})
 // CHECK:         saga.apply_vertex(%[[P]], %[[Z2]], %[[K]])
 // CHECK-NOT:     saga.linear
+// Without epilogue fusion the propagation before the map is stored: it
+// counts as an allocation, so the map gets its own copy, right before it.
+// NOFUSE-LABEL: saga.model @projection
+// NOFUSE-COUNT-3: saga.linear
+// NOFUSE:         %[[Z4:.*]] = saga.linear
+// NOFUSE-NEXT:    saga.apply_vertex(%{{.*}}, %[[Z4]], %{{.*}})
 saga.model @projection(%x: !saga.vertex<4xf32> {saga.name = "x"}, %y: !saga.vertex<8xf32> {saga.name = "y"}, %g: !saga.vertex<4xf32> {saga.name = "g"}) -> (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.vertex<4xf32>) {
   %w = saga.param "W" glorot : tensor<4x4xf32>
   %v = saga.param "V" glorot : tensor<8x4xf32>
