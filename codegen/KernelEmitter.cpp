@@ -57,6 +57,18 @@ int64_t product(ArrayRef<int64_t> shape) {
   return n;
 }
 
+/// `shape` around one axis (negative: from the end): the elements before
+/// it (`outer`) and after it (`inner`), as a row-major loop nest sees them.
+struct AxisSplit {
+  int64_t axis, outer, inner;
+};
+AxisSplit splitAt(ArrayRef<int64_t> shape, int64_t axis) {
+  if (axis < 0)
+    axis += shape.size();
+  return {axis, product(shape.take_front(axis)),
+          product(shape.drop_front(axis + 1))};
+}
+
 class Emitter {
 public:
   Emitter(OpBuilder &b, Location loc, Block *entry, Value seed)
@@ -377,13 +389,9 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
   }
   if (auto red = dyn_cast<ReduceOp>(op)) {
     RowVal x = in(0);
-    int64_t rank = x.shape.size();
-    int64_t axis = static_cast<int64_t>(red.getAxis());
-    if (axis < 0)
-      axis += rank;
-    int64_t pre = product(ArrayRef<int64_t>(x.shape).take_front(axis));
+    auto [axis, pre, post] =
+        splitAt(x.shape, static_cast<int64_t>(red.getAxis()));
     int64_t len = x.shape[axis];
-    int64_t post = product(ArrayRef<int64_t>(x.shape).drop_front(axis + 1));
     RowVal out = newRow(resultShape(), x.elemType);
     ReduceKind kind = red.getKind();
     double init = kind == ReduceKind::max ? -std::numeric_limits<float>::infinity()
@@ -413,11 +421,8 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
   if (auto slice = dyn_cast<SliceOp>(op)) {
     RowVal x = in(0);
     SmallVector<int64_t> shape = resultShape();
-    int64_t axis = static_cast<int64_t>(slice.getAxis());
-    if (axis < 0)
-      axis += shape.size();
-    int64_t outer = product(ArrayRef<int64_t>(shape).take_front(axis));
-    int64_t inner = product(ArrayRef<int64_t>(shape).drop_front(axis + 1));
+    auto [axis, outer, inner] =
+        splitAt(shape, static_cast<int64_t>(slice.getAxis()));
     int64_t start = static_cast<int64_t>(slice.getOffset()) * inner;
     if (outer == 1 && x.buf) { // contiguous: a window of the input's row
       RowVal r = x;
@@ -437,11 +442,8 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
   }
   if (auto cat = dyn_cast<ConcatOp>(op)) {
     SmallVector<int64_t> shape = resultShape();
-    int64_t axis = static_cast<int64_t>(cat.getAxis());
-    if (axis < 0)
-      axis += shape.size();
-    int64_t outer = product(ArrayRef<int64_t>(shape).take_front(axis));
-    int64_t inner = product(ArrayRef<int64_t>(shape).drop_front(axis + 1));
+    auto [axis, outer, inner] =
+        splitAt(shape, static_cast<int64_t>(cat.getAxis()));
     int64_t outBlock = shape[axis] * inner;
     RowVal out = newRow(shape, in(0).elemType);
     int64_t at = 0;

@@ -49,6 +49,10 @@ ApplyVertexOp producerOf(ApplyVertexOp consumer) {
 
 } // namespace
 
+int64_t saga::rowElements(Value v) {
+  return cast<DomainType>(v.getType()).getElementTensorType().getNumElements();
+}
+
 ApplyVertexOp saga::mergeApplyVertex(ApplyVertexOp producer,
                                      ApplyVertexOp consumer) {
   Value link = producer->getResult(0);
@@ -96,11 +100,6 @@ ApplyVertexOp saga::mergeApplyVertex(ApplyVertexOp producer,
 }
 
 namespace {
-
-/// Elements per row of a vertex or edge value.
-int64_t rowElements(Value v) {
-  return cast<DomainType>(v.getType()).getElementTensorType().getNumElements();
-}
 
 /// Sibling propagations: ones of the same kind and direction (not
 /// softmax_sum, whose reduction is not elementwise) read only by the same

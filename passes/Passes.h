@@ -62,6 +62,9 @@ void buildLowerToPlanPipeline(mlir::OpPassManager &pm,
 /// erased. Returns the merged op.
 ApplyVertexOp mergeApplyVertex(ApplyVertexOp producer, ApplyVertexOp consumer);
 
+/// Elements per row (per vertex or per edge) of a vertex or edge value.
+int64_t rowElements(mlir::Value v);
+
 /// Registers the passes and the `saga-lower-to-plan` pipeline.
 void registerAllSagaPasses();
 

@@ -102,20 +102,15 @@ Operation *copyPoint(Operation *user, bool fuseEpilogues) {
   return fused ? fused : user;
 }
 
-/// Elements per vertex of a vertex value.
-int64_t rowSize(Value v) {
-  return cast<DomainType>(v.getType()).getElementTensorType().getNumElements();
-}
-
 /// No matmul in the body, and its results per vertex are at least as large
 /// as what it reads: remaking it reads no more than keeping it holds (so
 /// GAT's per-head attention terms, [heads] from [heads, F], are kept).
 bool worthRemaking(ApplyVertexOp op) {
   int64_t in = 0, out = 0;
   for (Value v : op.getInputs())
-    in += rowSize(v);
+    in += rowElements(v);
   for (Value v : op->getResults())
-    out += rowSize(v);
+    out += rowElements(v);
   return out >= in &&
          !op.getBody()
               .walk([](MatmulOp) { return WalkResult::interrupt(); })
@@ -189,7 +184,7 @@ SmallVector<Operation *> inputProjection(LinearOp op, Block &model) {
     auto arg = dyn_cast<BlockArgument>(v);
     return arg && arg.getOwner() == &model;
   };
-  if (rowSize(op.getInput()) > rowSize(op.getResult()))
+  if (rowElements(op.getInput()) > rowElements(op.getResult()))
     return {};
   if (fromGraph(op.getInput()))
     return {op};

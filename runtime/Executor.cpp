@@ -190,6 +190,11 @@ private:
   /// the operand is read by nothing after `op`; else null.
   Tensor *reuse(LaunchOp op, Value result,
                 llvm::ArrayRef<int64_t> overwritable);
+  /// `operand`'s buffer, now `result`'s (reinterpreted to its shape), when
+  /// `operand` is a plan buffer (not an input or parameter) that nothing
+  /// reads after `op` (only its release follows); else null, and nothing
+  /// changes.
+  Tensor *takeOver(Operation *op, Value operand, Value result);
   /// sum_rows results formed inside the kernel that produced their input,
   /// keyed by that input (which is never stored whole).
   llvm::DenseMap<Value, Tensor> summedInKernel;
@@ -342,27 +347,31 @@ Tensor *Run::reuse(LaunchOp op, Value result,
     if (overwritable[k] != r)
       continue;
     Value operand = op.getOperand(unsigned(overwritable[k + 1]));
-    auto it = owned.find(operand);
-    // A plan buffer (not an input or parameter), passed once, that nothing
-    // reads after this launch (only its release follows).
-    if (it == owned.end() || llvm::count(op.getOperands(), operand) != 1 ||
-        !llvm::all_of(operand.getUsers(), [&](Operation *user) {
-          return user == op || isa<ReleaseOp>(user) ||
-                 user->isBeforeInBlock(op);
-        }))
+    // Passed once: the kernel reads it nowhere but at the rows it writes.
+    if (llvm::count(op.getOperands(), operand) != 1)
       continue;
-    std::vector<int64_t> shape =
-        shapeOf(result.getType(), rowsOf(result.getType()));
-    std::unique_ptr<Tensor> t = std::move(it->second);
-    owned.erase(it);
-    values.erase(operand);
-    t->reinterpret(std::move(shape), dtypeOf(result.getType()));
-    Tensor *raw = t.get();
-    owned[result] = std::move(t);
-    values[result] = raw;
-    return raw;
+    if (Tensor *t = takeOver(op, operand, result))
+      return t;
   }
   return nullptr;
+}
+
+Tensor *Run::takeOver(Operation *op, Value operand, Value result) {
+  auto it = owned.find(operand);
+  if (it == owned.end() ||
+      !llvm::all_of(operand.getUsers(), [&](Operation *user) {
+        return user == op || isa<ReleaseOp>(user) || user->isBeforeInBlock(op);
+      }))
+    return nullptr;
+  std::unique_ptr<Tensor> t = std::move(it->second);
+  owned.erase(it);
+  values.erase(operand);
+  t->reinterpret(shapeOf(result.getType(), rowsOf(result.getType())),
+                 dtypeOf(result.getType()));
+  Tensor *raw = t.get();
+  owned[result] = std::move(t);
+  values[result] = raw;
+  return raw;
 }
 
 SumRowsOp Run::onlySummed(Value result) {
@@ -390,34 +399,21 @@ llvm::Error Run::linear(LinearOp op) {
   // each row block's product goes to a scratch block first, then over the
   // block's input rows, which nothing else reads (GAT's first projection,
   // x @ W with 64 -> 8 x 8, made in the forward and again in the backward).
-  Value in = op.getInput();
-  auto it = owned.find(in);
   int64_t n = 1;
   for (int64_t d : shapeOf(op.getType(), 1))
     n *= d;
-  bool dies = llvm::all_of(in.getUsers(), [&](Operation *user) {
-    return user == op || isa<ReleaseOp>(user) || user->isBeforeInBlock(op);
-  });
-  if (ctx.reuseBuffers && it != owned.end() && dies && x->rowSize() == n &&
-      x->dtype() == DType::F32) {
-    std::unique_ptr<Tensor> t = std::move(it->second);
-    owned.erase(it);
-    values.erase(in);
-    Tensor *y = t.get();
-    int64_t k = x->rowSize();
-    ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t task) {
-      int64_t begin = mapBlocks[task], rows = mapBlocks[task + 1] - begin;
-      std::vector<float> block(size_t(rows * n));
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, k, 1.0f,
-                  y->f32() + begin * k, k, w->f32(), n, 0.0f, block.data(), n);
-      std::copy(block.begin(), block.end(), y->f32() + begin * n);
-    });
-    y->reinterpret(shapeOf(op.getType(), rowsOf(op.getType())),
-                   dtypeOf(op.getType()));
-    owned[op.getResult()] = std::move(t);
-    values[op.getResult()] = y;
-    return llvm::Error::success();
-  }
+  if (ctx.reuseBuffers && x->rowSize() == n && x->dtype() == DType::F32)
+    if (Tensor *y = takeOver(op, op.getInput(), op.getResult())) {
+      ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t task) {
+        int64_t begin = mapBlocks[task], rows = mapBlocks[task + 1] - begin;
+        std::vector<float> block(size_t(rows * n));
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, n,
+                    1.0f, y->f32() + begin * n, n, w->f32(), n, 0.0f,
+                    block.data(), n);
+        std::copy(block.begin(), block.end(), y->f32() + begin * n);
+      });
+      return llvm::Error::success();
+    }
   Tensor *y = allocate(op.getResult());
   rowGemm(*x, *w, *y, /*transposeWeight=*/false);
   return llvm::Error::success();
