@@ -18,9 +18,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "bench/BenchCommon.h"
-#include "runtime/Loaders.h"
+#include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
-#include "runtime/Synthetic.h"
+#include "runtime/graph/Synthetic.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

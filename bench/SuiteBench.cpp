@@ -7,7 +7,7 @@
 //   saga-bench-suite train --model bench/models/gat64.saga \
 //       --disable-pass fuse-propagation --scale 18   (bench/fusion.sh)
 //
-// `agg`: generates an R-MAT graph (runtime/Synthetic.h: Graph500 quadrant
+// `agg`: generates an R-MAT graph (runtime/graph/Synthetic.h: Graph500 quadrant
 // probabilities, vertex ids permuted, self loops and repeated edges
 // removed), and for each width F compiles bench/models/agg{F}.saga (the sum
 // over in-neighbours, out[v] = sum_{u->v} x[u]), binds random features in
@@ -33,7 +33,7 @@
 // its own.
 //
 // Both modes relabel the generated graph's vertices in degree order before
-// building it (runtime/Reorder.h; --reorder none keeps the generated ids),
+// building it (runtime/graph/Reorder.h; --reorder none keeps the generated ids),
 // as `sagac run/train` do for graphs of 65536 vertices or more; the time it
 // takes is printed beside the CSR build's. Features and labels are bound in
 // the relabelled order and everything dumped is in the generated order, so
@@ -50,9 +50,9 @@
 
 #include "bench/BenchCommon.h"
 #include "runtime/Model.h"
-#include "runtime/Reorder.h"
-#include "runtime/Synthetic.h"
-#include "runtime/Trainer.h"
+#include "runtime/graph/Reorder.h"
+#include "runtime/graph/Synthetic.h"
+#include "runtime/train/Trainer.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -91,6 +91,7 @@ struct Options {
   unsigned optLevel = 2;
   std::vector<std::string> disabledPasses;
   bool reorder = true; // --reorder degree (default) or none
+  int64_t sourceIntervals = 0; // ForwardOptions::sourceIntervals
 };
 
 const char *kUsage = R"(saga-bench-suite: Saga's side of bench/suite.sh
@@ -114,9 +115,13 @@ options:
   --disable-pass A,B  train: -O2 passes to leave out (e.g. fuse-propagation)
   --reorder degree|none
                       relabel the vertices by decreasing degree before
-                      building the graph (runtime/Reorder.h; default degree);
+                      building the graph (runtime/graph/Reorder.h; default degree);
                       the time it takes is printed; dumps stay in the
                       generated order
+  --source-intervals N
+                      propagations over N source intervals (2-D chunks);
+                      0 (default) picks cache-sized ones on dense graphs,
+                      1 turns them off
   --dump DIR          write the graph, features, Saga's outputs (agg) or the
                       labels and initial parameters (train) as .npy for
                       bench/suite_baselines.py
@@ -186,6 +191,8 @@ Options parseOptions(int argc, char **argv) {
       o.edgeFactor = int(number(value, 1 << 20));
     else if (arg == "--threads")
       o.threads = unsigned(number(value, 1024));
+    else if (arg == "--source-intervals")
+      o.sourceIntervals = int64_t(number(value, 1 << 20));
     else if (arg == "--repeat")
       o.repeat = unsigned(number(value, 1 << 20));
     else if (arg == "--epochs")
@@ -362,6 +369,7 @@ int runAggregation(const Options &o) {
              std::to_string(o.repeat) + " timed forward passes");
     ForwardOptions fo;
     fo.profile = true;
+    fo.sourceIntervals = o.sourceIntervals;
     const double warmSeconds = check(model->forward(fo)).seconds;
     std::vector<double> times, kernels;
     ForwardResult last;
@@ -398,10 +406,11 @@ int runAggregation(const Options &o) {
     llvm::outs() << llvm::format(
         "RESULT kind=agg system=saga scale=%d edge_factor=%d vertices=%d "
         "edges=%lld width=%d threads=%u ms=%.3f kernel_ms=%.3f "
-        "compile_ms=%.3f reorder=%s\n",
+        "compile_ms=%.3f reorder=%s source_intervals=%lld\n",
         o.scale, o.edgeFactor, graph.numVertices, (long long)graph.numEdges,
         width, o.threads, med * 1e3, kernel * 1e3,
-        model->compileStats().total() * 1e3, o.reorder ? "degree" : "none");
+        model->compileStats().total() * 1e3, o.reorder ? "degree" : "none",
+        (long long)last.sourceIntervals);
     llvm::outs().flush();
   }
   return 0;

@@ -177,6 +177,25 @@ public:
     copy(from, to);
   }
 
+  /// `if (cond) then() else otherwise()`, built at the insertion point.
+  void ifElse(Value cond, function_ref<void()> then,
+              function_ref<void()> otherwise) {
+    auto branch = scf::IfOp::create(b, loc, cond, /*withElseRegion=*/true);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(branch.thenBlock()->getTerminator());
+    then();
+    b.setInsertionPoint(branch.elseBlock()->getTerminator());
+    otherwise();
+  }
+  /// Whether bit `bit` of the i64 `word` is set.
+  Value bitSet(Value word, int64_t bit) {
+    Value mask = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(bit));
+    Value anded = arith::AndIOp::create(b, loc, word, mask);
+    return arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne, anded,
+        arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)));
+  }
+
   FailureOr<RowVal> emitOp(Operation &op, DenseMap<Value, RowVal> &vals);
 
   OpBuilder &b;
@@ -184,6 +203,11 @@ public:
   Block *entry;
   Value seed; // i64: the step's random seed
   Value row;  // index: the row being computed (dropout masks)
+  /// No contraction (a * b + c stays two roundings): a max/min message must
+  /// come out the same bit for bit in every kernel that evaluates it, since
+  /// the backward finds the winning edges by comparing its own evaluation
+  /// with the forward output, and LLVM fuses into FMAs case by case.
+  bool exact = false;
 
 private:
   RowVal elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
@@ -223,8 +247,9 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
     return SmallVector<int64_t>(
         cast<RankedTensorType>(op.getResult(0).getType()).getShape());
   };
-  auto contract = arith::FastMathFlagsAttr::get(b.getContext(),
-                                                arith::FastMathFlags::contract);
+  auto contract = arith::FastMathFlagsAttr::get(
+      b.getContext(),
+      exact ? arith::FastMathFlags::none : arith::FastMathFlags::contract);
   auto unary = [&](function_ref<Value(Value)> fn) {
     return elementwise({in(0)}, in(0).shape,
                        [&](ArrayRef<Value> x) { return fn(x[0]); });
@@ -491,6 +516,40 @@ SmallVector<int64_t> rowShapeOf(Value v) {
   return SmallVector<int64_t>(cast<RankedTensorType>(v.getType()).getShape());
 }
 
+bool isExtremum(PropagateOp p) {
+  return p && (p.getKind() == GatherKind::max ||
+               p.getKind() == GatherKind::min);
+}
+
+/// Whether `op`'s edge body must be evaluated without contraction (see
+/// Emitter::exact): a max/min propagation, an edge_map whose messages a
+/// max/min propagation reduces, or a propagation or edge_map that reads a
+/// max/min result (the backward's re-evaluation of the messages, compared
+/// with it).
+bool needsExactMessages(Operation *op) {
+  if (!isa<PropagateOp, EdgeMapOp>(op))
+    return false;
+  if (isExtremum(dyn_cast<PropagateOp>(op)))
+    return true;
+  for (Value r : op->getResults())
+    for (Operation *user : r.getUsers())
+      if (isExtremum(dyn_cast<PropagateOp>(user)))
+        return true;
+  for (Value v : op->getOperands()) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      continue;
+    if (isExtremum(dyn_cast<PropagateOp>(def)))
+      return true;
+    if (auto launch = dyn_cast<LaunchOp>(def))
+      if (auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+              launch, launch.getCalleeAttr()))
+        if (fn->hasAttr("saga.extremum"))
+          return true;
+  }
+  return false;
+}
+
 } // namespace
 
 FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
@@ -571,6 +630,14 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   if (overEdges)
     argTypes.append({flatBuffer(tb.getI64Type()), flatBuffer(tb.getI32Type()),
                      flatBuffer(tb.getI32Type())});
+  // A propagation may run over one edge chunk at a time (the edges from one
+  // interval of the other end): it then also takes the whole graph's
+  // offsets (for in-degrees), a phase word (kPhaseResume: start from the
+  // partial reduction in `state`; kPhaseFinish: this is the last chunk) and
+  // the state rows (saga.state_width floats per row).
+  if (propagate)
+    argTypes.append({flatBuffer(tb.getI64Type()), tb.getI64Type(),
+                     flatBuffer(tb.getF32Type())});
   for (Value v : kernel.operands)
     argTypes.push_back(flatBuffer(elementTypeOf(v)));
   for (Value r : resultValues)
@@ -584,18 +651,41 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                                                             : "map"));
   if (propagate && propagate.getReversed())
     func->setAttr("saga.reversed", tb.getUnitAttr());
+  if (propagate) {
+    // Bytes each edge reads from the rows at its other end: what a source
+    // interval of the chunked execution must hold per vertex.
+    int64_t gatherBytes = 0;
+    bool rev = propagate.getReversed();
+    for (unsigned i = rev ? numSrcs : 0, n = rev ? numSrcs + numDsts : numSrcs;
+         i < n; ++i) {
+      Value v = op->getOperand(i);
+      gatherBytes += product(rowShapeOf(v)) *
+                     std::max(1u, elementTypeOf(v).getIntOrFloatBitWidth() / 8);
+    }
+    func->setAttr("saga.gather_bytes", tb.getI64IntegerAttr(gatherBytes));
+  }
   Block *entry = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockEnd(entry);
   auto ret = func::ReturnOp::create(b, loc);
   b.setInsertionPoint(ret);
   Emitter e(b, loc, entry, entry->getArgument(2));
+  e.exact = needsExactMessages(op);
+  if (e.exact)
+    func->setAttr("saga.exact", tb.getUnitAttr());
+  if (isExtremum(propagate))
+    func->setAttr("saga.extremum", tb.getUnitAttr());
 
   unsigned argIndex = 3;
-  Value offsets, sources, edgeIds;
+  Value offsets, sources, edgeIds, degOffsets, phase, state;
   if (overEdges) {
     offsets = entry->getArgument(argIndex++);
     sources = entry->getArgument(argIndex++);
     edgeIds = entry->getArgument(argIndex++);
+  }
+  if (propagate) {
+    degOffsets = entry->getArgument(argIndex++);
+    phase = entry->getArgument(argIndex++);
+    state = entry->getArgument(argIndex++);
   }
   SmallVector<Value> operandBufs, resultBufs;
   for (size_t i = 0; i < kernel.operands.size(); ++i)
@@ -832,12 +922,9 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                       ? -std::numeric_limits<float>::infinity()
                   : kind == GatherKind::min ? std::numeric_limits<float>::infinity()
                                             : 0.0;
-    e.forEach(width, [&](Value i) { e.store(acc, i, e.f32(init)); });
     RowVal lseSum;
-    if (lse) {
+    if (lse)
       lseSum = e.newRow(out.shape, out.elemType);
-      e.forEach(width, [&](Value i) { e.store(lseSum, i, e.f32(0.0)); });
-    }
     bool softmax = kind == GatherKind::softmax_sum;
     int64_t heads = 1;
     if (softmax)
@@ -849,12 +936,50 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     if (softmax) {
       runMax = e.newRow({heads}, out.elemType);
       runSum = e.newRow({heads}, out.elemType);
-      e.forEach(heads, [&](Value h) {
-        e.store(runMax, h, e.f32(-std::numeric_limits<float>::infinity()));
-        e.store(runSum, h, e.f32(0.0));
-      });
     }
-    auto [lo, hi] = forEachEdge(v, [&](Value u, Value eid) {
+    // The running reduction: acc, then the softmax's running maxima and
+    // sums, or logsumexp's rescaled sums. A chunk after the first resumes
+    // it from v's state row; a chunk before the last saves it there. The
+    // in-edges of v are sorted by their other end, so the chunks visit them
+    // in the unchunked order: results are the same bit for bit.
+    SmallVector<RowVal> running{acc};
+    if (softmax)
+      running.append({runMax, runSum});
+    if (lse)
+      running.push_back(lseSum);
+    int64_t stateWidth = 0;
+    for (const RowVal &r : running)
+      stateWidth += r.numElements();
+    auto stateRows = [&]() {
+      SmallVector<RowVal> rows;
+      Value at = e.mul(v, e.index(stateWidth));
+      for (const RowVal &r : running) {
+        RowVal s = r;
+        s.buf = state;
+        s.offset = at;
+        rows.push_back(s);
+        at = e.add(at, e.index(r.numElements()));
+      }
+      return rows;
+    };
+    e.ifElse(
+        e.bitSet(phase, kPhaseResume),
+        [&] {
+          for (auto [r, s] : llvm::zip(running, stateRows()))
+            e.copy(s, r);
+        },
+        [&] {
+          e.forEach(width, [&](Value i) { e.store(acc, i, e.f32(init)); });
+          if (lse)
+            e.forEach(width, [&](Value i) { e.store(lseSum, i, e.f32(0.0)); });
+          if (softmax)
+            e.forEach(heads, [&](Value h) {
+              e.store(runMax, h,
+                      e.f32(-std::numeric_limits<float>::infinity()));
+              e.store(runSum, h, e.f32(0.0));
+            });
+        });
+    forEachEdge(v, [&](Value u, Value eid) {
       // `u` is the other end of the edge: its source, or (reversed) its
       // destination.
       SmallVector<Value> rows;
@@ -918,8 +1043,28 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     if (!ok)
       return;
 
-    // Finalise: mean divides by the in-degree; max/min and softmax give 0
-    // to a vertex without in-edges.
+    // A chunk before the last saves the running reduction and stops there.
+    auto finish = scf::IfOp::create(b, loc, e.bitSet(phase, kPhaseFinish),
+                                    /*withElseRegion=*/true);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(finish.elseBlock()->getTerminator());
+      for (auto [r, s] : llvm::zip(running, stateRows()))
+        e.copy(r, s);
+    }
+    OpBuilder::InsertionGuard finishGuard(b);
+    b.setInsertionPoint(finish.thenBlock()->getTerminator());
+    func->setAttr("saga.state_width", tb.getI64IntegerAttr(stateWidth));
+
+    // Finalise: mean divides by the in-degree (over all chunks); max/min
+    // and softmax give 0 to a vertex without in-edges.
+    Value lo = arith::IndexCastOp::create(
+        b, loc, indexType,
+        memref::LoadOp::create(b, loc, degOffsets, ValueRange{v}));
+    Value hi = arith::IndexCastOp::create(
+        b, loc, indexType,
+        memref::LoadOp::create(b, loc, degOffsets,
+                               ValueRange{e.add(v, e.index(1))}));
     Value count = arith::UIToFPOp::create(
         b, loc, b.getF32Type(),
         arith::IndexCastOp::create(b, loc, b.getI64Type(),

@@ -18,6 +18,12 @@
 
 namespace saga {
 
+/// Bits of a propagate kernel's phase word. An unchunked launch passes both:
+/// the kernel starts each row's reduction and finishes it.
+constexpr int64_t kPhaseResume = 1; // start from the saved partial reduction
+constexpr int64_t kPhaseFinish = 2; // last chunk: finalise, run the epilogue
+constexpr int64_t kPhaseWhole = kPhaseFinish;
+
 struct Kernel {
   mlir::func::FuncOp func;
   /// The values to pass, in the kernel's buffer order (after the row range

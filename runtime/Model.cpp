@@ -6,8 +6,8 @@
 #include "dialect/Saga.h"
 #include "parser/FrontEnd.h"
 #include "passes/Passes.h"
-#include "runtime/Executor.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/exec/ThreadPool.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -60,6 +60,7 @@ struct Model::Impl {
   bool selfLoops = false;
 
   const Graph *graph = nullptr;
+  std::unique_ptr<EdgeChunkCache> chunks; // of `graph`, built on use
   llvm::StringMap<Tensor> inputs, params;
 
   Impl() : ctx(MLIRContext::Threading::DISABLED) {}
@@ -188,6 +189,8 @@ llvm::Error Model::setGraph(const Graph &graph) {
         (impl->selfLoops ? "asks for self loops" : "has no self loops") +
         " but the graph was built " +
         (graph.selfLoops ? "with" : "without") + " them");
+  if (impl->graph != &graph)
+    impl->chunks = std::make_unique<EdgeChunkCache>(graph);
   impl->graph = &graph;
   return llvm::Error::success();
 }
@@ -254,6 +257,7 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   ForwardResult r;
   r.seconds = results->seconds;
   r.peakBytes = results->peakBytes;
+  r.sourceIntervals = results->sourceIntervals;
   r.profile = std::move(results->profile);
   r.prediction = std::move(results->values[0]);
   if (results->values.size() > 1)
@@ -273,6 +277,7 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
   TrainStepResult r;
   r.seconds = results->seconds;
   r.peakBytes = results->peakBytes;
+  r.sourceIntervals = results->sourceIntervals;
   r.profile = std::move(results->profile);
   auto names = impl->trainModel->getAttrOfType<ArrayAttr>("saga.gradients");
   size_t first = results->values.size() - names.size();
@@ -312,6 +317,14 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   ec.params = &impl->params;
   ec.lossMask = options.lossMask;
   ec.reuseBuffers = options.reuseBuffers;
+  if (options.sourceIntervals < 0)
+    return llvm::createStringError("source intervals must be 0 (automatic), "
+                                   "1 (off) or more, not " +
+                                   std::to_string(options.sourceIntervals));
+  ec.sourceIntervals = options.sourceIntervals;
+  ec.chunks = impl->chunks.get();
+  int64_t intervalsUsed = 1;
+  ec.intervalsUsed = &intervalsUsed;
   std::vector<std::pair<std::string, double>> profile;
   if (options.profile)
     ec.profile = &profile;
@@ -324,6 +337,7 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   RunResult r;
   r.seconds = secondsSince(start);
   r.peakBytes = peakBytes;
+  r.sourceIntervals = intervalsUsed;
   r.profile = std::move(profile);
   r.values = std::move(*results);
   return r;

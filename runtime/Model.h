@@ -16,8 +16,8 @@
 #ifndef SAGA_RUNTIME_MODEL_H
 #define SAGA_RUNTIME_MODEL_H
 
-#include "runtime/Graph.h"
-#include "runtime/Tensor.h"
+#include "runtime/graph/Graph.h"
+#include "runtime/memory/Tensor.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -73,6 +73,11 @@ struct ForwardOptions {
   /// Let kernel results take over the buffers of operands that die with the
   /// kernel (see ExecutionContext::reuseBuffers); off only to measure it.
   bool reuseBuffers = true;
+  /// Propagations over source intervals (NGra's 2-D chunks, sized to the
+  /// last-level cache): 0 decides per propagation (dense graphs whose
+  /// gathered rows outgrow the cache), 1 never, P > 1 always P intervals.
+  /// Results are the same bit for bit.
+  int64_t sourceIntervals = 0;
 };
 
 struct TrainStepResult {
@@ -85,6 +90,8 @@ struct TrainStepResult {
   size_t peakBytes = 0;
   /// With ForwardOptions::profile: (plan step, seconds), in plan order.
   std::vector<std::pair<std::string, double>> profile;
+  /// The most source intervals a propagation ran over (1: none chunked).
+  int64_t sourceIntervals = 1;
 };
 
 struct ForwardResult {
@@ -93,6 +100,7 @@ struct ForwardResult {
   double seconds = 0;
   std::vector<std::pair<std::string, double>> profile; // step, seconds
   size_t peakBytes = 0; // as in TrainStepResult
+  int64_t sourceIntervals = 1; // as in TrainStepResult
 };
 
 class Model {
@@ -140,6 +148,7 @@ private:
     std::vector<Tensor> values;
     double seconds = 0;
     size_t peakBytes = 0;
+    int64_t sourceIntervals = 1;
     std::vector<std::pair<std::string, double>> profile;
   };
   llvm::Expected<RunResult> run(ModelOp plan, const CpuKernels &kernels,

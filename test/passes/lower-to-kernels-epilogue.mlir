@@ -6,7 +6,7 @@
 // bias), runs in the propagation's kernel after each row's reduction: one
 // launch, the kernel takes the epilogue's operands and writes its result.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    attributes {saga.kernel = "propagate"}
+// CHECK-SAME:    saga.kernel = "propagate"
 // CHECK:         scf.for
 // CHECK:           scf.for
 // CHECK:             arith.addf

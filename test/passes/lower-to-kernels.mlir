@@ -38,10 +38,20 @@ saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> 
 // Tests that a propagate becomes a kernel that reads the CSR by destination
 // (offsets, sources, edge ids), loops over each vertex's in-edges and
 // divides by the in-degree for mean, with zeros for vertices without
-// in-edges.
+// in-edges. The kernel may run over one edge chunk at a time: it resumes the
+// running sum from its state row when the phase word's bit 1 is set, saves
+// it there when bit 2 (finish) is clear, and otherwise divides by the whole
+// graph's in-degree (DEG, not the chunk's offsets).
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
-// CHECK-SAME:    attributes {saga.kernel = "propagate"}
+// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[DEG:[a-z0-9]+]]: memref<?xi64>, %[[PHASE:[a-z0-9]+]]: i64, %[[STATE:[a-z0-9]+]]: memref<?xf32>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
+// CHECK-SAME:    saga.gather_bytes = 32 : i64, saga.kernel = "propagate", saga.state_width = 8 : i64
+// CHECK:         %[[RESUME:.*]] = arith.andi %[[PHASE]], %c1_i64
+// CHECK:         %[[R:.*]] = arith.cmpi ne, %[[RESUME]]
+// CHECK:         scf.if %[[R]] {
+// CHECK:           memref.load %[[STATE]]
+// CHECK:         } else {
+// CHECK:           arith.constant 0.0
+// CHECK:         }
 // CHECK:         memref.load %[[OFF]]
 // CHECK:         scf.for %[[POS:[a-z0-9]+]] =
 // The source row of the edge 32 positions ahead is prefetched (8 floats: one
@@ -57,10 +67,17 @@ saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> 
 // CHECK:           memref.load %[[EID]]
 // CHECK:           memref.load %[[H]]
 // CHECK:           arith.addf
-// CHECK:         arith.cmpi eq
-// CHECK:         arith.divf
-// CHECK:         arith.select
-// CHECK:         memref.store {{.*}}, %[[OUT]]
+// CHECK:         %[[FIN:.*]] = arith.andi %[[PHASE]], %c2_i64
+// CHECK:         %[[F:.*]] = arith.cmpi ne, %[[FIN]]
+// CHECK:         scf.if %[[F]] {
+// CHECK:           memref.load %[[DEG]]
+// CHECK:           arith.cmpi eq
+// CHECK:           arith.divf
+// CHECK:           arith.select
+// CHECK:           memref.store {{.*}}, %[[OUT]]
+// CHECK:         } else {
+// CHECK:           memref.store {{.*}}, %[[STATE]]
+// CHECK:         }
 // CHECK-LABEL: saga.model @mean
 // CHECK:         saga.launch @saga_kernel_0(%{{.*}}) {propagate}
 saga.model @mean(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<8xf32> {
@@ -150,7 +167,7 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
 // CHECK:             memref.store %{{.*}}, %[[M]]
 // CHECK:             memref.store %{{.*}}, %[[S]]
 // CHECK-LABEL: func.func @saga_kernel_1
-// CHECK-SAME:    attributes {saga.kernel = "propagate"}
+// CHECK-SAME:    saga.kernel = "propagate"
 // CHECK:           memref.load %[[EID]]
 // CHECK-LABEL: saga.model @unfused
 // CHECK:         %[[R:.*]]:2 = saga.launch @saga_kernel_0(%{{.*}}, %{{.*}}, %{{.*}}) {edge_map} : (!saga.vertex<2x4xf32>, !saga.vertex<2xf32>, !saga.edge<2xf32>) -> (!saga.edge<2x4xf32>, !saga.edge<2xf32>)

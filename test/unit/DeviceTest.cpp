@@ -1,6 +1,6 @@
 //===- DeviceTest.cpp - device detection ----------------------------------===//
 
-#include "runtime/Device.h"
+#include "runtime/exec/Device.h"
 
 #include <gtest/gtest.h>
 

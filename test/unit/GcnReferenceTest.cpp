@@ -3,14 +3,14 @@
 // examples/gcn.saga with the closed-form weights of
 // test/data/gcn_cora_forward/README.md must reproduce its logits.txt (computed
 // in float64) to 1e-4, with 1 and 2 threads, bit-identically, and on the
-// graph relabelled in degree order (runtime/Reorder.h) once its rows are put
+// graph relabelled in degree order (runtime/graph/Reorder.h) once its rows are put
 // back in the input's order.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Loaders.h"
+#include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
-#include "runtime/Reorder.h"
+#include "runtime/graph/Reorder.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 

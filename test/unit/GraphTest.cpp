@@ -1,7 +1,7 @@
 //===- GraphTest.cpp - CSR construction and host tensors ------------------===//
 
-#include "runtime/Graph.h"
-#include "runtime/Tensor.h"
+#include "runtime/graph/Graph.h"
+#include "runtime/memory/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,15 @@
 //===- LossTest.cpp - cross-entropy over many rows ------------------------===//
 //
 // The loss and its gradient run in parallel over fixed chunks of 8192 rows
-// (runtime/Executor.cpp). On 20,000 vertices (three chunks, the last one
+// (runtime/exec/Executor.cpp). On 20,000 vertices (three chunks, the last one
 // partial), with unlabelled vertices and with a loss mask, both must match a
 // double-precision reference and be bit-identical with 1 and 2 threads.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/FastExp.h"
+#include "runtime/exec/FastExp.h"
 #include "runtime/Model.h"
-#include "runtime/Synthetic.h"
+#include "runtime/graph/Synthetic.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 //===- ReorderTest.cpp - degree order and relabelling ---------------------===//
 
-#include "runtime/Reorder.h"
-#include "runtime/Synthetic.h"
+#include "runtime/graph/Reorder.h"
+#include "runtime/graph/Synthetic.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 //===- SyntheticTest.cpp - R-MAT graphs and random features ---------------===//
 
-#include "runtime/Synthetic.h"
+#include "runtime/graph/Synthetic.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 //===- TensorTest.cpp - tensor storage ------------------------------------===//
 //
-// Large blocks are recycled (runtime/Tensor.cpp, BlockCache): a freed block
+// Large blocks are recycled (runtime/memory/Tensor.cpp, BlockCache): a freed block
 // comes back for the next tensor of the same size, and a zero-initialised
 // tensor on a recycled block is still all zeros.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Tensor.h"
+#include "runtime/memory/Tensor.h"
 
 #include <gtest/gtest.h>
 

@@ -26,11 +26,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestRandom.h"
-#include "runtime/Checkpoint.h"
-#include "runtime/Loaders.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
-#include "runtime/ParamsFile.h"
-#include "runtime/Trainer.h"
+#include "runtime/train/ParamsFile.h"
+#include "runtime/train/Trainer.h"
 
 #include <gtest/gtest.h>
 

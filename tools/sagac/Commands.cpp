@@ -2,11 +2,11 @@
 
 #include "Commands.h"
 
-#include "runtime/Device.h"
-#include "runtime/Loaders.h"
+#include "runtime/exec/Device.h"
+#include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
-#include "runtime/ParamsFile.h"
-#include "runtime/Reorder.h"
+#include "runtime/train/ParamsFile.h"
+#include "runtime/graph/Reorder.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"

@@ -3,7 +3,7 @@
 #ifndef SAGA_TOOLS_SAGAC_COMMANDS_H
 #define SAGA_TOOLS_SAGAC_COMMANDS_H
 
-#include "runtime/Trainer.h"
+#include "runtime/train/Trainer.h"
 
 #include <string>
 #include <vector>
@@ -21,7 +21,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool profile = false;     // print the time of every plan step
   unsigned repeat = 1;      // forward passes; the median time is reported
-  /// Vertex relabelling before the graph is built (runtime/Reorder.h):
+  /// Vertex relabelling before the graph is built (runtime/graph/Reorder.h):
   /// Auto relabels in degree order graphs of kAutoReorderVertices vertices
   /// or more, whose features outgrow the caches; smaller graphs gain nothing.
   enum class Reorder { Auto, Degree, None } reorder = Reorder::Auto;

@@ -9,8 +9,8 @@
 #ifndef SAGA_RUNTIME_SYNTHETIC_H
 #define SAGA_RUNTIME_SYNTHETIC_H
 
-#include "runtime/Loaders.h"
-#include "runtime/Tensor.h"
+#include "runtime/graph/Loaders.h"
+#include "runtime/memory/Tensor.h"
 
 #include <cstdint>
 

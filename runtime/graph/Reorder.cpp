@@ -1,6 +1,6 @@
 //===- Reorder.cpp - relabelling vertices for locality --------------------===//
 
-#include "runtime/Reorder.h"
+#include "runtime/graph/Reorder.h"
 
 #include <algorithm>
 #include <cstdio>

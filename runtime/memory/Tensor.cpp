@@ -1,6 +1,6 @@
 //===- Tensor.cpp - dense row-major host tensors --------------------------===//
 
-#include "runtime/Tensor.h"
+#include "runtime/memory/Tensor.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"

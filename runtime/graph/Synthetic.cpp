@@ -1,6 +1,6 @@
 //===- Synthetic.cpp - generated graphs and features for benchmarks -------===//
 
-#include "runtime/Synthetic.h"
+#include "runtime/graph/Synthetic.h"
 
 #include "llvm/Support/ErrorHandling.h"
 

@@ -1,6 +1,6 @@
 //===- Device.cpp - where plans run ---------------------------------------===//
 
-#include "runtime/Device.h"
+#include "runtime/exec/Device.h"
 
 #include <dlfcn.h>
 

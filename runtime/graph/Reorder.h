@@ -20,8 +20,8 @@
 #ifndef SAGA_RUNTIME_REORDER_H
 #define SAGA_RUNTIME_REORDER_H
 
-#include "runtime/Loaders.h"
-#include "runtime/Tensor.h"
+#include "runtime/graph/Loaders.h"
+#include "runtime/memory/Tensor.h"
 
 #include <cstdint>
 #include <vector>

@@ -10,8 +10,8 @@
 #ifndef SAGA_RUNTIME_LOADERS_H
 #define SAGA_RUNTIME_LOADERS_H
 
-#include "runtime/Graph.h"
-#include "runtime/Tensor.h"
+#include "runtime/graph/Graph.h"
+#include "runtime/memory/Tensor.h"
 
 #include "llvm/Support/Error.h"
 

@@ -13,7 +13,7 @@
 #ifndef SAGA_RUNTIME_PARAMSFILE_H
 #define SAGA_RUNTIME_PARAMSFILE_H
 
-#include "runtime/Tensor.h"
+#include "runtime/memory/Tensor.h"
 
 #include "llvm/Support/Error.h"
 

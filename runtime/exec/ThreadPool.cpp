@@ -1,6 +1,6 @@
 //===- ThreadPool.cpp - the runtime's worker threads ----------------------===//
 
-#include "runtime/ThreadPool.h"
+#include "runtime/exec/ThreadPool.h"
 
 using namespace saga;
 

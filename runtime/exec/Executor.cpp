@@ -1,9 +1,10 @@
 //===- Executor.cpp - runs an execution plan ------------------------------===//
 
-#include "runtime/Executor.h"
-#include "runtime/FastExp.h"
+#include "runtime/exec/Executor.h"
+#include "runtime/exec/FastExp.h"
 
 #include "codegen/CpuJit.h"
+#include "codegen/KernelEmitter.h"
 #include "dialect/Saga.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -13,6 +14,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -171,6 +173,8 @@ private:
 
   llvm::Error bindInput(ModelOp model, BlockArgument arg);
   llvm::Error launch(LaunchOp op);
+  /// How many source intervals a propagate kernel runs over (1: unchunked).
+  int64_t intervalsFor(func::FuncOp kernel, bool reversed) const;
   llvm::Error linear(LinearOp op);
   void rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
                bool transposeWeight);
@@ -241,16 +245,54 @@ llvm::Error Run::launch(LaunchOp op) {
   // out-edges for a reversed propagate). An edge_map writes its results'
   // rows by edge id, each edge once, so any split of the rows is race-free.
   bool overEdges = op.getPropagate() || op.getEdgeMap();
-  if (overEdges) {
-    const Graph &g = *ctx.graph;
-    const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
-    const auto &others = reversed ? g.outTargets : g.inSources;
-    const auto &ids = reversed ? g.outEdgeIds : g.inEdgeIds;
+  const Graph &g = *ctx.graph;
+  const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
+  auto csr = [&](const std::vector<int64_t> &offsets,
+                 const std::vector<int32_t> &others,
+                 const std::vector<int32_t> &ids) {
+    return std::array<FlatMemRef, 3>{
+        flat(const_cast<int64_t *>(offsets.data()), offsets.size()),
+        flat(const_cast<int32_t *>(others.data()), others.size()),
+        flat(const_cast<int32_t *>(ids.data()), ids.size())};
+  };
+  if (overEdges)
+    llvm::append_range(buffers,
+                       reversed ? csr(g.outOffsets, g.outTargets, g.outEdgeIds)
+                                : csr(g.inOffsets, g.inSources, g.inEdgeIds));
+  // A propagation over source intervals (EdgeChunks): one launch per chunk,
+  // the running reduction kept in `state` between them. Its kernel also
+  // takes the whole CSR's offsets, the phase word and the state rows.
+  const EdgeChunks *chunks = nullptr;
+  std::unique_ptr<Tensor> state;
+  if (op.getPropagate()) {
+    int64_t parts = intervalsFor(kernelFn, reversed);
+    if (parts > 1)
+      chunks = &ctx.chunks->get(reversed, parts);
+    if (ctx.intervalsUsed)
+      *ctx.intervalsUsed =
+          std::max(*ctx.intervalsUsed,
+                   chunks ? int64_t(chunks->numChunks()) : int64_t(1));
     buffers.push_back(flat(const_cast<int64_t *>(offsets.data()),
                            offsets.size()));
-    buffers.push_back(flat(const_cast<int32_t *>(others.data()), others.size()));
-    buffers.push_back(flat(const_cast<int32_t *>(ids.data()), ids.size()));
+    auto width = kernelFn ? kernelFn->getAttrOfType<IntegerAttr>(
+                                "saga.state_width")
+                          : IntegerAttr();
+    if (chunks && !width)
+      return errorAt(op, "propagate kernel has no saga.state_width");
+    int64_t w = chunks ? width.getInt() : 0;
+    state = std::make_unique<Tensor>(Tensor::uninitialized(
+        {chunks ? int64_t(g.numVertices) : 0, w}));
+    liveBytes += size_t(state->numElements()) * 4;
+    peakBytes = std::max(peakBytes, liveBytes);
+    buffers.push_back(flat(state->data(), state->numElements()));
   }
+  auto releaseState = llvm::scope_exit([&] {
+    if (state)
+      liveBytes -= size_t(state->numElements()) * 4;
+  });
+  // Where the phase word goes among the kernel's arguments (before the
+  // state rows), or -1.
+  const size_t phaseAt = op.getPropagate() ? buffers.size() - 1 : size_t(-1);
   for (Value v : op.getOperands()) {
     const Tensor *t = lookup(v);
     if (!t)
@@ -294,7 +336,8 @@ llvm::Error Run::launch(LaunchOp op) {
   }
   const std::vector<int64_t> &blocks =
       !overEdges ? mapBlocks : reversed ? outBlocks : inBlocks;
-  ctx.pool->parallelFor(blocks.size() - 1, [&](int64_t task) {
+  int64_t phase = kPhaseWhole;
+  auto runTask = [&](int64_t task) {
     int64_t begin = blocks[task], end = blocks[task + 1];
     int64_t seed = static_cast<int64_t>(ctx.seed);
     std::vector<FlatMemRef> local = buffers;
@@ -317,7 +360,10 @@ llvm::Error Run::launch(LaunchOp op) {
       local[summed[i].buffer].size = elements;
     }
     std::vector<void *> args{&begin, &end, &seed};
-    for (FlatMemRef &m : local) {
+    for (size_t k = 0; k < local.size(); ++k) {
+      FlatMemRef &m = local[k];
+      if (k == phaseAt)
+        args.push_back(&phase);
       args.push_back(&m.allocated);
       args.push_back(&m.aligned);
       args.push_back(&m.offset);
@@ -325,10 +371,24 @@ llvm::Error Run::launch(LaunchOp op) {
       args.push_back(&m.stride);
     }
     kernel(args.data());
+    if (!(phase & kPhaseFinish))
+      return; // rows not final yet
     for (size_t i = 0; i < summed.size(); ++i)
       addToBlockSums(aligned64(scratch[i]), begin, end, summed[i].rowSize,
                      summed[i].partial.data());
-  });
+  };
+  if (!chunks) {
+    ctx.pool->parallelFor(blocks.size() - 1, runTask);
+  } else {
+    for (size_t c = 0; c < chunks->numChunks(); ++c) {
+      const EdgeChunks::Chunk &chunk = chunks->chunks[c];
+      auto view = csr(chunk.offsets, chunk.others, chunk.edgeIds);
+      std::copy(view.begin(), view.end(), buffers.begin());
+      phase = (c > 0 ? kPhaseResume : 0) |
+              (c + 1 == chunks->numChunks() ? kPhaseFinish : 0);
+      ctx.pool->parallelFor(blocks.size() - 1, runTask);
+    }
+  }
   for (size_t i = 0; i < summed.size(); ++i) {
     Value r = summed[i].result;
     SumRowsOp sum = onlySummed(r);
@@ -338,6 +398,18 @@ llvm::Error Run::launch(LaunchOp op) {
     summedInKernel[r] = std::move(total);
   }
   return llvm::Error::success();
+}
+
+int64_t Run::intervalsFor(func::FuncOp kernel, bool reversed) const {
+  if (!ctx.chunks || ctx.sourceIntervals == 1 || !kernel)
+    return 1;
+  if (ctx.sourceIntervals > 1)
+    return ctx.sourceIntervals;
+  auto bytes = kernel->getAttrOfType<IntegerAttr>("saga.gather_bytes");
+  const Graph &g = *ctx.graph;
+  const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
+  return EdgeChunks::cacheSizedIntervals(g.numVertices, offsets.back(),
+                             bytes ? bytes.getInt() : 0);
 }
 
 Tensor *Run::reuse(LaunchOp op, Value result,

@@ -14,7 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Loaders.h"
+#include "runtime/graph/Loaders.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"

@@ -1,6 +1,6 @@
 //===- Checkpoint.cpp - training state on disk, written atomically --------===//
 
-#include "runtime/Checkpoint.h"
+#include "runtime/train/Checkpoint.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

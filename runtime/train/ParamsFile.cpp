@@ -1,6 +1,6 @@
 //===- ParamsFile.cpp - parameters as text --------------------------------===//
 
-#include "runtime/ParamsFile.h"
+#include "runtime/train/ParamsFile.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"

@@ -1,8 +1,8 @@
 //===- Trainer.cpp - full-batch training of a compiled model --------------===//
 
-#include "runtime/Trainer.h"
+#include "runtime/train/Trainer.h"
 
-#include "runtime/Checkpoint.h"
+#include "runtime/train/Checkpoint.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"

@@ -12,9 +12,10 @@
 #ifndef SAGA_RUNTIME_EXECUTOR_H
 #define SAGA_RUNTIME_EXECUTOR_H
 
-#include "runtime/Graph.h"
-#include "runtime/Tensor.h"
-#include "runtime/ThreadPool.h"
+#include "runtime/graph/EdgeChunks.h"
+#include "runtime/graph/Graph.h"
+#include "runtime/memory/Tensor.h"
+#include "runtime/exec/ThreadPool.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
@@ -43,6 +44,15 @@ struct ExecutionContext {
   /// the kernel allows it (its saga.overwritable pairs) instead of
   /// allocating: same results, one buffer fewer alive.
   bool reuseBuffers = true;
+  /// Source intervals for propagations (NGra's 2-D chunks in memory): 1
+  /// runs each propagation over the whole CSR; P > 1 over P intervals of
+  /// the other end, one after another (same results, bit for bit); 0 picks
+  /// per propagation (cacheSizedIntervals). Needs `chunks`.
+  int64_t sourceIntervals = 1;
+  EdgeChunkCache *chunks = nullptr;
+  /// The most source intervals any propagation ran over (filled when
+  /// non-null; 1 when none was chunked).
+  int64_t *intervalsUsed = nullptr;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

@@ -12,7 +12,7 @@
 #ifndef SAGA_RUNTIME_CHECKPOINT_H
 #define SAGA_RUNTIME_CHECKPOINT_H
 
-#include "runtime/ParamsFile.h"
+#include "runtime/train/ParamsFile.h"
 
 #include "llvm/Support/Error.h"
 

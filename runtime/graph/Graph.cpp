@@ -11,7 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Graph.h"
+#include "runtime/graph/Graph.h"
 
 #include "llvm/Support/ErrorHandling.h"
 

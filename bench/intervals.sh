@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Source intervals (NGra's 2-D chunks in memory): the sum aggregation
+# out[v] = sum_{u->v} x[u] at F = 64 (bench/models/agg64.saga), with every
+# propagation over the whole CSR (--source-intervals 1) against cache-sized
+# source intervals (0: the runtime's choice) and a sweep of fixed counts.
+#
+#   bench/intervals.sh
+#   SWEEP="2 4 8 16" REPEAT=5 bench/intervals.sh
+#
+# Graphs (R-MAT, seed 1, degree-order relabelling as everywhere):
+#   dense:  scale 19, edge factor 64 (524k vertices, ~29.7M edges), where
+#           the features (134 MB) far exceed the last-level cache;
+#   sparse: scale 20, edge factor 16 (1M vertices, ~16M edges), where the
+#           runtime keeps the propagation unchunked (must be no slower).
+# Prints median forward times and the speed-up over unchunked; writes
+# bench/results/intervals.csv and intervals.log. Settings: THREADS (2),
+# REPEAT (timed runs, 5), SWEEP ("2 4 8 16 32"), BUILD (build).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+THREADS="${THREADS:-2}"
+REPEAT="${REPEAT:-5}"
+SWEEP="${SWEEP:-2 4 8 16 32}"
+BUILD="${BUILD:-build}"
+RESULTS="${RESULTS:-bench/results}"
+mkdir -p "$RESULTS"
+if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo; then
+  export OPENBLAS_CORETYPE=SkylakeX
+fi
+[ -n "${SAGA_NO_BUILD:-}" ] || cmake --build "$BUILD" --target saga-bench-suite >&2
+BENCH="$BUILD/bin/saga-bench-suite"
+LOG="$RESULTS/intervals.log"
+CSV="$RESULTS/intervals.csv"
+: > "$LOG"
+echo "graph,scale,edge_factor,width,source_intervals_asked,source_intervals_used,ms" > "$CSV"
+{
+  echo "# $(date -u +%FT%TZ) commit $(git rev-parse --short HEAD 2>/dev/null || echo none)"
+  echo "# $(lscpu | grep -E 'Model name|L3' | tr -s ' ' | paste -sd ';')"
+} | tee -a "$LOG"
+
+run() { # name scale edge_factor intervals
+  local out ms used
+  out="$("$BENCH" agg --scale "$2" --edge-factor "$3" --widths 64 \
+          --threads "$THREADS" --repeat "$REPEAT" --source-intervals "$4" 2>&1)"
+  echo "$out" >> "$LOG"
+  ms="$(echo "$out" | sed -n 's/^RESULT.* ms=\([0-9.]*\).*/\1/p')"
+  used="$(echo "$out" | sed -n 's/^RESULT.*source_intervals=\([0-9]*\).*/\1/p')"
+  echo "$1,$2,$3,64,$4,$used,$ms" >> "$CSV"
+  echo "$ms $used"
+}
+
+printf '%-8s %-22s %10s %8s %8s\n' graph "source intervals" "ms" "used" speedup
+for g in "dense 19 64" "sparse 20 16"; do
+  set -- $g
+  read -r base _ < <(run "$1" "$2" "$3" 1)
+  printf '%-8s %-22s %10.1f %8s %8s\n' "$1" "off (1)" "$base" 1 "1.00x"
+  list="0"
+  [ "$1" = dense ] && list="0 $SWEEP"
+  for p in $list; do
+    read -r ms used < <(run "$1" "$2" "$3" "$p")
+    label="$p"; [ "$p" = 0 ] && label="auto (cache-sized)"
+    printf '%-8s %-22s %10.1f %8s %7.2fx\n' "$1" "$label" "$ms" "$used" \
+      "$(echo "$base / $ms" | bc -l)"
+  done
+done | tee -a "$LOG"

@@ -1,0 +1,103 @@
+//===- EdgeChunks.cpp - a CSR split by the interval of the other end ------===//
+
+#include "runtime/graph/EdgeChunks.h"
+
+#include <algorithm>
+#include <cassert>
+#include <unistd.h>
+
+using namespace saga;
+
+size_t EdgeChunks::bytes() const {
+  size_t n = bounds.size() * sizeof(int32_t);
+  for (const Chunk &c : chunks)
+    n += c.offsets.size() * sizeof(int64_t) +
+         (c.others.size() + c.edgeIds.size()) * sizeof(int32_t);
+  return n;
+}
+
+int64_t EdgeChunks::lastLevelCacheBytes() {
+  for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
+    long bytes = sysconf(name);
+    if (bytes > 0)
+      return bytes;
+  }
+  return int64_t(32) << 20;
+}
+
+int64_t EdgeChunks::cacheSizedIntervals(int64_t numVertices, int64_t numEdges,
+                                        int64_t rowBytes) {
+  if (numVertices <= 0 || rowBytes <= 0 ||
+      numEdges < kDenseDegree * numVertices)
+    return 1;
+  int64_t budget = lastLevelCacheBytes() / 2;
+  int64_t total = numVertices * rowBytes;
+  return std::max<int64_t>(1, (total + budget - 1) / budget);
+}
+
+std::vector<int32_t> EdgeChunks::equalIntervals(int32_t n, int64_t parts) {
+  parts = std::max<int64_t>(1, std::min<int64_t>(parts, std::max(n, 1)));
+  std::vector<int32_t> bounds;
+  for (int64_t i = 0; i <= parts; ++i)
+    bounds.push_back(int32_t(int64_t(n) * i / parts));
+  return bounds;
+}
+
+EdgeChunks EdgeChunks::build(const std::vector<int64_t> &offsets,
+                             const std::vector<int32_t> &others,
+                             const std::vector<int32_t> &edgeIds,
+                             std::vector<int32_t> bounds) {
+  assert(bounds.size() >= 2 && bounds.front() == 0);
+  EdgeChunks result;
+  result.bounds = std::move(bounds);
+  size_t parts = result.bounds.size() - 1;
+  size_t rows = offsets.size() - 1;
+  result.chunks.resize(parts);
+  // Count each row's edges per interval: the row's edges are sorted by
+  // their other end, so each interval's edges are one run of the row.
+  for (auto &c : result.chunks)
+    c.offsets.assign(rows + 1, 0);
+  for (size_t v = 0; v < rows; ++v) {
+    size_t chunk = 0;
+    for (int64_t p = offsets[v]; p < offsets[v + 1]; ++p) {
+      while (others[size_t(p)] >= result.bounds[chunk + 1])
+        ++chunk;
+      ++result.chunks[chunk].offsets[v + 1];
+    }
+  }
+  for (auto &c : result.chunks) {
+    for (size_t v = 0; v < rows; ++v)
+      c.offsets[v + 1] += c.offsets[v];
+    c.others.resize(size_t(c.offsets[rows]));
+    c.edgeIds.resize(size_t(c.offsets[rows]));
+  }
+  std::vector<int64_t> at(parts);
+  for (size_t v = 0; v < rows; ++v) {
+    for (size_t c = 0; c < parts; ++c)
+      at[c] = result.chunks[c].offsets[v];
+    size_t chunk = 0;
+    for (int64_t p = offsets[v]; p < offsets[v + 1]; ++p) {
+      while (others[size_t(p)] >= result.bounds[chunk + 1])
+        ++chunk;
+      Chunk &c = result.chunks[chunk];
+      c.others[size_t(at[chunk])] = others[size_t(p)];
+      c.edgeIds[size_t(at[chunk])] = edgeIds[size_t(p)];
+      ++at[chunk];
+    }
+  }
+  return result;
+}
+
+const EdgeChunks &EdgeChunkCache::get(bool reversed, int64_t parts) {
+  std::lock_guard<std::mutex> lock(mutex);
+  auto &slot = built[{reversed, parts}];
+  if (!slot) {
+    const auto &offsets = reversed ? graph.outOffsets : graph.inOffsets;
+    const auto &others = reversed ? graph.outTargets : graph.inSources;
+    const auto &ids = reversed ? graph.outEdgeIds : graph.inEdgeIds;
+    slot = std::make_unique<EdgeChunks>(EdgeChunks::build(
+        offsets, others, ids,
+        EdgeChunks::equalIntervals(graph.numVertices, parts)));
+  }
+  return *slot;
+}

@@ -1,0 +1,81 @@
+//===- EdgeChunks.h - a CSR split by the interval of the other end -*- C++ -*-===//
+//
+// NGra's 2-D chunks over one CSR order: the vertices at the edges' other
+// ends (sources for the in-edge CSR, targets for the out-edge CSR) are cut
+// into P contiguous intervals, and chunk i keeps, for every row, the edges
+// whose other end lies in interval i. A propagation run chunk by chunk reads
+// one interval's rows at a time: the interval stays in cache (in-memory
+// runs) or is the only part resident (out-of-core). Rows keep their edges in
+// CSR order within a chunk, and a row's edges in chunk i precede those in
+// chunk i + 1, so walking the chunks in order visits every row's edges in
+// the unchunked order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_GRAPH_EDGECHUNKS_H
+#define SAGA_RUNTIME_GRAPH_EDGECHUNKS_H
+
+#include "runtime/graph/Graph.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace saga {
+
+struct EdgeChunks {
+  /// Interval i of the other end is [bounds[i], bounds[i + 1]).
+  std::vector<int32_t> bounds;
+  struct Chunk {
+    std::vector<int64_t> offsets; // numVertices + 1, over all rows
+    std::vector<int32_t> others;  // the edges' other ends
+    std::vector<int32_t> edgeIds;
+  };
+  std::vector<Chunk> chunks;
+
+  size_t numChunks() const { return chunks.size(); }
+  /// Bytes held by the chunk index.
+  size_t bytes() const;
+
+  /// Splits a CSR (rows by `offsets`; each row's edges sorted by their
+  /// other end, as Graph builds them) at `bounds` (ascending, from 0 to the
+  /// vertex count).
+  static EdgeChunks build(const std::vector<int64_t> &offsets,
+                          const std::vector<int32_t> &others,
+                          const std::vector<int32_t> &edgeIds,
+                          std::vector<int32_t> bounds);
+  /// How many source intervals make a propagation that reads `rowBytes`
+  /// per edge from the other end's rows faster in memory: enough that one
+  /// interval's rows fit in half the last-level cache, and only where
+  /// edges are dense enough (average degree >= kDenseDegree) for the
+  /// reuse to pay for the extra passes over the running reductions;
+  /// otherwise 1.
+  static int64_t cacheSizedIntervals(int64_t numVertices, int64_t numEdges,
+                                     int64_t rowBytes);
+  static constexpr int64_t kDenseDegree = 32;
+  /// The last-level cache's size in bytes (sysconf; 32 MiB if unknown).
+  static int64_t lastLevelCacheBytes();
+
+  /// `parts` intervals of (nearly) equal vertex counts over [0, n).
+  static std::vector<int32_t> equalIntervals(int32_t n, int64_t parts);
+};
+
+/// Chunk indexes of one graph, built on first use and kept: per direction
+/// (in-edges for propagations, out-edges for reversed ones) and chunk count.
+class EdgeChunkCache {
+public:
+  explicit EdgeChunkCache(const Graph &graph) : graph(graph) {}
+  const EdgeChunks &get(bool reversed, int64_t parts);
+  const Graph &graphOf() const { return graph; }
+
+private:
+  const Graph &graph;
+  std::mutex mutex;
+  std::map<std::pair<bool, int64_t>, std::unique_ptr<EdgeChunks>> built;
+};
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_GRAPH_EDGECHUNKS_H

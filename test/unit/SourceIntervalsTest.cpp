@@ -1,0 +1,229 @@
+//===- SourceIntervalsTest.cpp - propagations over 2-D edge chunks --------===//
+//
+// A propagation run over P source intervals (EdgeChunks) resumes each row's
+// running reduction chunk after chunk; the chunks visit every row's edges in
+// the unchunked order, so every example model's forward pass and training
+// step give the same bits for any P, at -O0 and -O2, on Cora and on a
+// random graph with a hub and isolated vertices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/graph/EdgeChunks.h"
+#include "runtime/graph/Loaders.h"
+
+#include "TestRandom.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <tuple>
+
+using namespace saga;
+using sagatest::hashString;
+using sagatest::Rng;
+
+namespace {
+
+std::string errorText(llvm::Error e) {
+  return e ? llvm::toString(std::move(e)) : "";
+}
+
+/// 4000 vertices: a hub (vertex 1234) with 3500 in-edges, 8000 random
+/// edges among the first 3800, the last 200 isolated, edges in random order.
+EdgeList hubEdges() {
+  Rng rng(2002);
+  EdgeList g;
+  g.numVertices = 4000;
+  for (int i = 0; i < 3500; ++i) {
+    g.src.push_back(rng.below(3800));
+    g.dst.push_back(1234);
+  }
+  for (int i = 0; i < 8000; ++i) {
+    g.src.push_back(rng.below(3800));
+    g.dst.push_back(rng.below(3800));
+  }
+  for (size_t i = g.src.size() - 1; i > 0; --i) {
+    size_t j = size_t(rng.below(int64_t(i) + 1));
+    std::swap(g.src[i], g.src[j]);
+    std::swap(g.dst[i], g.dst[j]);
+  }
+  return g;
+}
+
+const Dataset &cora() {
+  static std::unique_ptr<Dataset> d;
+  if (!d) {
+    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
+    if (!loaded) {
+      ADD_FAILURE() << llvm::toString(loaded.takeError());
+      return *(d = std::make_unique<Dataset>());
+    }
+    d = std::make_unique<Dataset>(std::move(*loaded));
+    rowNormalize(d->features);
+  }
+  return *d;
+}
+
+const Graph &graphFor(const std::string &name, bool selfLoops) {
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<Graph>> cache;
+  auto &slot = cache[{name, selfLoops}];
+  if (!slot) {
+    EdgeList e = name == "cora" ? cora().edges : hubEdges();
+    slot = std::make_unique<Graph>(
+        Graph::build(e.numVertices, e.src, e.dst, selfLoops));
+  }
+  return *slot;
+}
+
+/// Cora's features and labels where the model's inputs fit them; random
+/// values otherwise (and on the hub graph); random parameters.
+void bindInputs(Model &m, const Graph &g, const std::string &graphName,
+          const std::string &key) {
+  ASSERT_EQ(errorText(m.setGraph(g)), "");
+  for (const ValueInfo &in : m.inputs()) {
+    std::vector<int64_t> shape{
+        in.domain == ValueInfo::Edge ? g.numEdges : int64_t(g.numVertices)};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    if (graphName == "cora" && in.dtype == DType::F32 &&
+        cora().features.shape() == shape) {
+      ASSERT_EQ(errorText(m.setInput(in.name, cora().features)), "");
+      continue;
+    }
+    Rng rng(hashString(key + "/input/" + in.name));
+    Tensor t(shape, in.dtype);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      if (in.dtype == DType::I32)
+        t.i32()[i] = graphName == "cora" ? cora().labels[size_t(i)]
+                                         : rng.below(7);
+      else
+        t.f32()[i] = float(rng.uniform(-1, 1));
+    }
+    ASSERT_EQ(errorText(m.setInput(in.name, std::move(t))), "");
+  }
+  m.initParams(hashString(key));
+}
+
+bool sameBits(const Tensor &a, const Tensor &b) {
+  return a.shape() == b.shape() &&
+         std::memcmp(a.f32(), b.f32(), size_t(a.numElements()) * 4) == 0;
+}
+
+} // namespace
+
+TEST(EdgeChunks, SplitKeepsEveryEdgeInOrder) {
+  const Graph &g = graphFor("hub", true);
+  for (bool reversed : {false, true}) {
+    const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
+    const auto &others = reversed ? g.outTargets : g.inSources;
+    const auto &ids = reversed ? g.outEdgeIds : g.inEdgeIds;
+    for (int64_t parts : {1, 2, 3, 7, 16}) {
+      EdgeChunks c = EdgeChunks::build(
+          offsets, others, ids, EdgeChunks::equalIntervals(g.numVertices, parts));
+      ASSERT_EQ(c.numChunks(), size_t(parts));
+      int64_t total = 0;
+      for (int32_t v = 0; v < g.numVertices; ++v) {
+        std::vector<std::pair<int32_t, int32_t>> row;
+        for (size_t i = 0; i < c.numChunks(); ++i) {
+          const auto &ch = c.chunks[i];
+          for (int64_t p = ch.offsets[size_t(v)]; p < ch.offsets[size_t(v) + 1];
+               ++p) {
+            int32_t u = ch.others[size_t(p)];
+            EXPECT_GE(u, c.bounds[i]);
+            EXPECT_LT(u, c.bounds[i + 1]);
+            row.push_back({u, ch.edgeIds[size_t(p)]});
+          }
+        }
+        std::vector<std::pair<int32_t, int32_t>> whole;
+        for (int64_t p = offsets[size_t(v)]; p < offsets[size_t(v) + 1]; ++p)
+          whole.push_back({others[size_t(p)], ids[size_t(p)]});
+        ASSERT_EQ(row, whole) << "row " << v << ", " << parts << " chunks";
+        total += int64_t(row.size());
+      }
+      EXPECT_EQ(total, g.numEdges);
+    }
+  }
+}
+
+TEST(EdgeChunks, IntervalsCoverTheVertices) {
+  EXPECT_EQ(EdgeChunks::equalIntervals(10, 3),
+            (std::vector<int32_t>{0, 3, 6, 10}));
+  // More parts than vertices: one vertex each.
+  EXPECT_EQ(EdgeChunks::equalIntervals(2, 5), (std::vector<int32_t>{0, 1, 2}));
+  // Sparse graphs and graphs whose rows fit the cache stay unchunked.
+  EXPECT_EQ(EdgeChunks::cacheSizedIntervals(1 << 20, 16 << 20, 256), 1);
+  EXPECT_EQ(EdgeChunks::cacheSizedIntervals(1000, 64000, 256), 1);
+  int64_t llc = EdgeChunks::lastLevelCacheBytes();
+  EXPECT_EQ(EdgeChunks::cacheSizedIntervals(1 << 20, 64 << 20, 256),
+            ((int64_t(1) << 28) + llc / 2 - 1) / (llc / 2));
+}
+
+class SourceIntervals
+    : public testing::TestWithParam<std::tuple<const char *, unsigned>> {};
+
+TEST_P(SourceIntervals, SameBitsForAnyChunkCount) {
+  auto [file, opt] = GetParam();
+  CompileOptions co;
+  co.training = true;
+  co.optLevel = opt;
+  co.threads = 2;
+  auto model = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + file, co);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  Model &m = **model;
+  for (const char *graphName : {"cora", "hub"}) {
+    SCOPED_TRACE(graphName);
+    const Graph &g = graphFor(graphName, m.selfLoops());
+    bindInputs(m, g, graphName, std::string(file) + graphName);
+    ForwardOptions fo;
+    fo.sourceIntervals = 1;
+    auto refFwd = m.forward(fo);
+    ASSERT_TRUE(bool(refFwd)) << llvm::toString(refFwd.takeError());
+    auto refStep = m.trainStep(fo, 5);
+    ASSERT_TRUE(bool(refStep)) << llvm::toString(refStep.takeError());
+    EXPECT_EQ(refStep->sourceIntervals, 1);
+    for (int64_t parts : {2, 5, 16}) {
+      SCOPED_TRACE(parts);
+      fo.sourceIntervals = parts;
+      auto fwd = m.forward(fo);
+      ASSERT_TRUE(bool(fwd)) << llvm::toString(fwd.takeError());
+      EXPECT_TRUE(sameBits(fwd->prediction, refFwd->prediction));
+      EXPECT_EQ(fwd->loss, refFwd->loss);
+      auto step = m.trainStep(fo, 5);
+      ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+      EXPECT_EQ(step->loss, refStep->loss);
+      ASSERT_EQ(step->gradients.size(), refStep->gradients.size());
+      for (size_t i = 0; i < step->gradients.size(); ++i)
+        EXPECT_TRUE(sameBits(step->gradients[i].second,
+                             refStep->gradients[i].second))
+            << step->gradients[i].first;
+      EXPECT_EQ(fwd->sourceIntervals, parts);
+      EXPECT_EQ(step->sourceIntervals, parts);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, SourceIntervals,
+    testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
+                                     "gin.saga", "ggcn.saga"),
+                     testing::Values(0u, 2u)),
+    [](const auto &info) {
+      std::string name = std::get<0>(info.param);
+      return name.substr(0, name.find('.')) + "_O" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+TEST(SourceIntervalsErrors, NegativeCountIsAnError) {
+  auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  const Graph &g = graphFor("cora", (*model)->selfLoops());
+  bindInputs(**model, g, "cora", "neg");
+  ForwardOptions fo;
+  fo.sourceIntervals = -2;
+  auto r = (*model)->forward(fo);
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(llvm::toString(r.takeError()),
+            "source intervals must be 0 (automatic), 1 (off) or more, not -2");
+}
