@@ -1,0 +1,91 @@
+//===- MemoryPlanner.h - ROC's memory plan over two tiers -------*- C++ -*-===//
+//
+// Which tensors stay in the device tier (hard budget) between the operators
+// that use them, and which go down to the next tier and come back, so that
+// the whole step (forward, backward, optimiser) moves the fewest bytes.
+//
+// Model. Operators run in order; each reads some tensors and writes some.
+// A tensor is resident from its writer (or from a load) until its last
+// reader, unless the plan drops it after an operator and loads it again
+// before its next reader; dropping a tensor that has no copy in the next
+// tier first stores it (graph inputs and parameters start with one). While
+// an operator runs, its inputs, its outputs and every tensor kept across it
+// must fit the budget. Cost: bytes loaded plus bytes stored.
+//
+// `planExact` is ROC's dynamic program: the state after operator i is the
+// set of live tensors still resident, each with or without a next-tier
+// copy; it keeps the cheapest cost per state. When the states exceed
+// `maxStates` it falls back to `planGreedy` (Belady: drop the resident
+// tensor whose next use is furthest, preferring ones with a copy) and says
+// so. `planLru` and `planStreamAll` are the baselines the bench compares.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
+#define SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+struct PlanTensor {
+  std::string name;
+  int64_t bytes = 0;
+  /// A graph input or parameter: it starts in the next tier (with a copy)
+  /// and has no writer.
+  bool input = false;
+};
+
+struct PlanOperator {
+  std::string name;
+  std::vector<int> reads, writes; // tensor indices
+};
+
+struct MemoryProblem {
+  std::vector<PlanTensor> tensors;
+  std::vector<PlanOperator> ops;
+  int64_t budget = 0; // device-tier bytes
+};
+
+/// One transfer, attached to the operator it precedes (loads) or follows
+/// (stores and drops).
+struct Transfer {
+  enum Kind { Load, Store, Drop } kind;
+  int tensor;
+  int op;
+};
+
+struct MemoryPlan {
+  bool feasible = false;
+  /// Why not: the first operator whose own inputs and outputs exceed the
+  /// budget, and what it needs.
+  std::string error;
+  int64_t loadBytes = 0, storeBytes = 0;
+  int64_t bytesMoved() const { return loadBytes + storeBytes; }
+  /// The most device bytes resident while any operator runs.
+  int64_t peakBytes = 0;
+  std::vector<Transfer> transfers;
+  /// "exact", or "greedy" (with the reason) when the exact DP fell back.
+  std::string method;
+};
+
+/// The least device bytes any plan needs: the largest operator working set.
+int64_t minimumBudget(const MemoryProblem &p);
+
+MemoryPlan planExact(const MemoryProblem &p, size_t maxStates = 1 << 20);
+MemoryPlan planGreedy(const MemoryProblem &p);
+/// Keeps what it can, drops the least recently used tensor first.
+MemoryPlan planLru(const MemoryProblem &p);
+/// Keeps nothing between operators: every read is a load, every tensor
+/// read later is stored after its writer.
+MemoryPlan planStreamAll(const MemoryProblem &p);
+
+/// Checks a plan against the problem by replaying it (residency, copies,
+/// budget, costs); empty when it is valid, else what is wrong.
+std::string validatePlan(const MemoryProblem &p, const MemoryPlan &plan);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
