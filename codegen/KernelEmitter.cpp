@@ -900,6 +900,28 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
 
     // Propagation: reduce the body's messages over v's in-edges.
     GatherKind kind = propagate.getKind();
+    // A middle chunk (resumed, not finishing) with none of v's edges leaves
+    // v's state row as it is: no read or write of it.
+    Value chunkLo = memref::LoadOp::create(b, loc, offsets, ValueRange{v});
+    Value chunkHi = memref::LoadOp::create(b, loc, offsets,
+                                           ValueRange{e.add(v, e.index(1))});
+    Value middle = arith::AndIOp::create(
+        b, loc, e.bitSet(phase, kPhaseResume),
+        arith::XOrIOp::create(
+            b, loc, e.bitSet(phase, kPhaseFinish),
+            arith::ConstantOp::create(b, loc, b.getBoolAttr(true))));
+    Value skip = arith::AndIOp::create(
+        b, loc, middle,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, chunkLo,
+                              chunkHi));
+    auto visit = scf::IfOp::create(
+        b, loc,
+        arith::XOrIOp::create(
+            b, loc, skip,
+            arith::ConstantOp::create(b, loc, b.getBoolAttr(true))),
+        /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard visitGuard(b);
+    b.setInsertionPoint(visit.thenBlock()->getTerminator());
     // With an epilogue the reduced row stays in a stack buffer; so does a
     // row that will be streamed out.
     RowVal out;

@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdlib>
+#include <fstream>
+#include <string>
 #include <unistd.h>
 
 using namespace saga;
@@ -17,6 +20,25 @@ size_t EdgeChunks::bytes() const {
 }
 
 int64_t EdgeChunks::lastLevelCacheBytes() {
+  // sysfs first: in a virtual machine sysconf may report the host's whole
+  // last-level cache (320 MiB here, where this VM's share is 32 MiB).
+  int64_t best = 0;
+  for (int index = 0; index < 8; ++index) {
+    std::string dir =
+        "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index);
+    std::ifstream size(dir + "/size"), type(dir + "/type");
+    std::string s, t;
+    if (!(size >> s) || !(type >> t) || t == "Instruction")
+      continue;
+    int64_t n = std::atoll(s.c_str());
+    if (!s.empty() && (s.back() == 'K' || s.back() == 'k'))
+      n <<= 10;
+    else if (!s.empty() && s.back() == 'M')
+      n <<= 20;
+    best = std::max(best, n);
+  }
+  if (best > 0)
+    return best;
   for (int name : {_SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE}) {
     long bytes = sysconf(name);
     if (bytes > 0)
