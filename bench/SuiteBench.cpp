@@ -57,6 +57,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -65,6 +66,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -96,11 +98,13 @@ struct Options {
 
 const char *kUsage = R"(saga-bench-suite: Saga's side of bench/suite.sh
 
-usage: saga-bench-suite agg|train [options]
+usage: saga-bench-suite agg|train|memplan [options]
   agg                 time the sum aggregation (bench/models/agg{F}.saga) for
                       each width F on an R-MAT graph
   train               time GCN training epochs (saga::train, Adam) on an
                       R-MAT graph
+  memplan             the training step's memory plan (ROC's DP against LRU
+                      and stream-everything) for budgets below its peak
 options:
   --scale N           R-MAT: 2^N vertices (default 20)
   --edge-factor N     R-MAT: sampled edges per vertex (default 16)
@@ -214,8 +218,8 @@ Options parseOptions(int argc, char **argv) {
     } else
       fail("unknown option " + arg + " (see --help)");
   }
-  if (o.mode != "agg" && o.mode != "train")
-    fail("the first argument must be agg or train (see --help)");
+  if (o.mode != "agg" && o.mode != "train" && o.mode != "memplan")
+    fail("the first argument must be agg, train or memplan (see --help)");
   if (o.repeat < 1 || o.epochs < 1 || o.threads < 1 || o.scale < 1 ||
       o.edgeFactor < 1)
     fail("--repeat, --epochs, --threads, --scale and --edge-factor must be at "
@@ -416,6 +420,86 @@ int runAggregation(const Options &o) {
   return 0;
 }
 
+// --- memplan -----------------------------------------------------------------
+
+/// ROC's memory plan for the training step of --model on the R-MAT graph:
+/// for device budgets from the step's unbounded peak down to below the
+/// largest operator's working set, the bytes the exact DP (or its stated
+/// fallback), LRU and stream-everything move per step.
+int runMemoryPlan(const Options &o) {
+  CompileOptions options;
+  options.threads = o.threads;
+  options.training = true;
+  options.optLevel = o.optLevel;
+  options.disabledPasses = o.disabledPasses;
+  std::string path = o.model.empty() ? SAGA_SOURCE_DIR "/bench/models/gcn64.saga"
+                                     : o.model;
+  std::unique_ptr<Model> model = check(Model::compileFile(path, options));
+  EdgeList edges = generate(o);
+  Graph graph = Graph::build(edges.numVertices, edges.src, edges.dst,
+                             model->selfLoops());
+  edges = EdgeList();
+  check(model->setGraph(graph));
+  // Vectors under 1 MiB (parameters, per-step scalars) stay resident.
+  // The peak is the tensor-level plan's; budgets below it are tried at
+  // tensor granularity and at the chunked level's (--source-intervals P,
+  // default 8 here: row intervals and 2-D propagation chunks).
+  auto mib = [](int64_t b) { return double(b) / (1 << 20); };
+  PlanMemory whole = check(model->memoryProblem(/*training=*/true, 1 << 20));
+  whole.problem.budget = std::numeric_limits<int64_t>::max() / 4;
+  const int64_t peak = planExact(whole.problem).peakBytes;
+  int64_t parts = o.sourceIntervals > 1 ? o.sourceIntervals : 8;
+  for (int64_t granularity : {int64_t(1), parts}) {
+  PlanMemory pm = granularity == 1
+                      ? whole
+                      : check(model->memoryProblem(true, 1 << 20, granularity));
+  MemoryProblem &p = pm.problem;
+  const int64_t minimum = minimumBudget(p);
+  llvm::outs() << llvm::format(
+      "memplan   %s, %lld interval(s): %zu operators, %zu tensors over 1 MiB "
+      "(%.1f MiB pinned below); unbounded peak %.1f MiB, largest operator "
+      "%.1f MiB\n",
+      path.c_str(), (long long)granularity, p.ops.size(), p.tensors.size(),
+      mib(pm.pinnedBytes), mib(peak), mib(minimum));
+  for (double fraction : {1.0, 0.75, 0.5, 0.375, 0.25, 0.125}) {
+    p.budget = int64_t(double(peak) * fraction);
+    auto start = std::chrono::steady_clock::now();
+    MemoryPlan exact = planExact(p);
+    double planMs = secondsSince(start) * 1e3;
+    MemoryPlan lru = planLru(p), stream = planStreamAll(p);
+    for (const MemoryPlan *plan : {&exact, &lru, &stream})
+      if (plan->feasible)
+        if (std::string bad = validatePlan(p, *plan); !bad.empty())
+          fail(plan->method + " plan is invalid: " + bad);
+    if (!exact.feasible) {
+      llvm::outs() << llvm::format(
+          "memplan   budget %.3f x peak = %.1f MiB: infeasible (%s)\n",
+          fraction, mib(p.budget), exact.error.c_str());
+      continue;
+    }
+    llvm::outs() << llvm::format(
+        "memplan   budget %.3f x peak = %.1f MiB: %s %.1f MiB moved (plan "
+        "%.1f ms), LRU %.1f MiB (%.2fx), stream-all %.1f MiB (%.2fx)\n",
+        fraction, mib(p.budget), exact.method.c_str(), mib(exact.bytesMoved()),
+        planMs, mib(lru.bytesMoved()),
+        double(lru.bytesMoved()) / double(std::max<int64_t>(1, exact.bytesMoved())),
+        mib(stream.bytesMoved()),
+        double(stream.bytesMoved()) /
+            double(std::max<int64_t>(1, exact.bytesMoved())));
+    llvm::outs() << llvm::format(
+        "RESULT kind=memplan model=%s scale=%d intervals=%lld "
+        "budget_fraction=%.3f budget_mib=%.1f method=%s exact_mib=%.1f "
+        "lru_mib=%.1f stream_mib=%.1f\n",
+        llvm::sys::path::filename(path).str().c_str(), o.scale,
+        (long long)granularity, fraction,
+        mib(p.budget), exact.method.substr(0, exact.method.find(' ')).c_str(),
+        mib(exact.bytesMoved()), mib(lru.bytesMoved()),
+        mib(stream.bytesMoved()));
+  }
+  }
+  return 0;
+}
+
 // --- train -------------------------------------------------------------------
 
 int runTraining(const Options &o) {
@@ -585,5 +669,7 @@ int runTraining(const Options &o) {
 int main(int argc, char **argv) {
   toolName = "saga-bench-suite";
   const Options opt = parseOptions(argc, argv);
-  return opt.mode == "agg" ? runAggregation(opt) : runTraining(opt);
+  return opt.mode == "agg"       ? runAggregation(opt)
+         : opt.mode == "memplan" ? runMemoryPlan(opt)
+                                 : runTraining(opt);
 }

@@ -663,6 +663,11 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                      std::max(1u, elementTypeOf(v).getIntOrFloatBitWidth() / 8);
     }
     func->setAttr("saga.gather_bytes", tb.getI64IntegerAttr(gatherBytes));
+    // The first operands, by group: read at the source, at the destination,
+    // per edge (what a chunked schedule streams, keeps, or slices).
+    func->setAttr("saga.operand_groups",
+                  tb.getDenseI64ArrayAttr({int64_t(numSrcs), int64_t(numDsts),
+                                           int64_t(numEdges)}));
   }
   Block *entry = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockEnd(entry);

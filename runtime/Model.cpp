@@ -182,6 +182,19 @@ std::string Model::planIR() const {
   return s;
 }
 
+llvm::Expected<PlanMemory> Model::memoryProblem(bool training,
+                                                int64_t pinBelow,
+                                                int64_t intervals) const {
+  if (!impl->graph)
+    return llvm::createStringError("no graph: call setGraph first");
+  if (training && !impl->trainModel)
+    return llvm::createStringError(
+        "the model was compiled without its training plan "
+        "(CompileOptions::training)");
+  return planMemoryProblem(training ? impl->trainModel : impl->model,
+                           *impl->graph, pinBelow, intervals);
+}
+
 llvm::Error Model::setGraph(const Graph &graph) {
   if (graph.selfLoops != impl->selfLoops)
     return llvm::createStringError(

@@ -16,6 +16,7 @@
 #ifndef SAGA_RUNTIME_MODEL_H
 #define SAGA_RUNTIME_MODEL_H
 
+#include "runtime/exec/PlanMemory.h"
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/Tensor.h"
 
@@ -120,6 +121,11 @@ public:
   bool selfLoops() const;
   /// The execution plan (saga dialect, plan level), for inspection.
   std::string planIR() const;
+
+  /// The inference (or training) plan's steps, sized for the graph set, as
+  /// a memory-planning problem (see runtime/exec/PlanMemory.h).
+  llvm::Expected<PlanMemory> memoryProblem(bool training, int64_t pinBelow,
+                                           int64_t intervals = 1) const;
 
   /// The graph stays owned by the caller and must outlive forward().
   llvm::Error setGraph(const Graph &graph);

@@ -19,6 +19,8 @@ struct Uses {
         of[size_t(t)].push_back(int(i));
       for (int t : p.ops[i].writes)
         of[size_t(t)].push_back(int(i));
+      for (int t : p.ops[i].updates)
+        of[size_t(t)].push_back(int(i));
     }
     for (auto &u : of) {
       std::sort(u.begin(), u.end());
@@ -38,6 +40,7 @@ struct Uses {
 std::vector<int> workingSet(const PlanOperator &op) {
   std::vector<int> w = op.reads;
   w.insert(w.end(), op.writes.begin(), op.writes.end());
+  w.insert(w.end(), op.updates.begin(), op.updates.end());
   std::sort(w.begin(), w.end());
   w.erase(std::unique(w.begin(), w.end()), w.end());
   return w;
@@ -106,13 +109,16 @@ MemoryPlan simulate(const MemoryProblem &p, Pick pick, bool keepNothing,
           victim = int(t);
       drop(victim, int(i) - 1); // i > 0: something is resident
     }
-    for (int t : p.ops[i].reads)
-      if (!resident[size_t(t)]) {
-        plan.transfers.push_back({Transfer::Load, t, int(i)});
-        plan.loadBytes += p.tensors[size_t(t)].bytes;
-        resident[size_t(t)] = 1;
-        residentBytes += p.tensors[size_t(t)].bytes;
-      }
+    for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
+      for (int t : *list)
+        if (!resident[size_t(t)]) {
+          plan.transfers.push_back({Transfer::Load, t, int(i)});
+          plan.loadBytes += p.tensors[size_t(t)].bytes;
+          resident[size_t(t)] = 1;
+          residentBytes += p.tensors[size_t(t)].bytes;
+        }
+    for (int t : p.ops[i].updates)
+      copy[size_t(t)] = 0;
     for (int t : p.ops[i].writes)
       if (!resident[size_t(t)]) {
         resident[size_t(t)] = 1;
@@ -177,6 +183,18 @@ MemoryPlan saga::planStreamAll(const MemoryProblem &p) {
       true, "stream-all");
 }
 
+namespace {
+/// When the exact DP is too large: the cheaper of the Belady greedy plan
+/// and LRU, labelled with why.
+MemoryPlan fallback(const MemoryProblem &p, const std::string &why) {
+  MemoryPlan greedy = planGreedy(p), lru = planLru(p);
+  MemoryPlan &best =
+      lru.bytesMoved() < greedy.bytesMoved() ? lru : greedy;
+  best.method += " (exact DP: " + why + ")";
+  return best;
+}
+} // namespace
+
 MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
   MemoryPlan plan;
   plan.method = "exact";
@@ -212,12 +230,15 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
       std::map<int, bool> during;
       for (int e : from.state)
         during[e / 2] = e % 2;
-      for (int t : p.ops[i].reads)
-        if (!during.count(t)) {
-          transfers.push_back({Transfer::Load, t, int(i)});
-          cost += p.tensors[size_t(t)].bytes;
-          during[t] = true;
-        }
+      for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
+        for (int t : *list)
+          if (!during.count(t)) {
+            transfers.push_back({Transfer::Load, t, int(i)});
+            cost += p.tensors[size_t(t)].bytes;
+            during[t] = true;
+          }
+      for (int t : p.ops[i].updates)
+        during[t] = false; // the copy is stale
       for (int t : p.ops[i].writes)
         if (!during.count(t))
           during[t] = p.tensors[size_t(t)].input;
@@ -231,20 +252,13 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
       for (auto &[t, c] : during)
         if (uses.last(t) > int(i))
           live.push_back({t, c});
-      if (live.size() >= 63) {
-        plan = planGreedy(p);
-        plan.method = "greedy (exact DP: " + std::to_string(live.size()) +
-                      " live tensors after operator " + std::to_string(i) +
-                      ")";
-        return plan;
-      }
+      if (live.size() >= 63)
+        return fallback(p, std::to_string(live.size()) +
+                               " live tensors after operator " +
+                               std::to_string(i));
       for (uint64_t keep = 0; keep < (uint64_t(1) << live.size()); ++keep) {
-        if (++explored > maxStates) {
-          plan = planGreedy(p);
-          plan.method = "greedy (exact DP past " + std::to_string(maxStates) +
-                        " states)";
-          return plan;
-        }
+        if (++explored > maxStates)
+          return fallback(p, "past " + std::to_string(maxStates) + " states");
         State state;
         std::vector<Transfer> t2 = transfers;
         int64_t c2 = cost, kept = 0;
@@ -332,10 +346,13 @@ std::string saga::validatePlan(const MemoryProblem &p, const MemoryPlan &plan) {
       residentBytes += p.tensors[size_t(t)].bytes;
       loads += p.tensors[size_t(t)].bytes;
     }
-    for (int t : p.ops[i].reads)
-      if (!resident[size_t(t)])
-        return name(t) + " read by operator " + std::to_string(i) +
-               " is not resident";
+    for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
+      for (int t : *list)
+        if (!resident[size_t(t)])
+          return name(t) + " read by operator " + std::to_string(i) +
+                 " is not resident";
+    for (int t : p.ops[i].updates)
+      copy[size_t(t)] = 0;
     for (int t : p.ops[i].writes)
       if (!resident[size_t(t)]) {
         resident[size_t(t)] = 1;

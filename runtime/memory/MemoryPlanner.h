@@ -10,14 +10,16 @@
 // before its next reader; dropping a tensor that has no copy in the next
 // tier first stores it (graph inputs and parameters start with one). While
 // an operator runs, its inputs, its outputs and every tensor kept across it
-// must fit the budget. Cost: bytes loaded plus bytes stored.
+// must fit the budget. An operator that updates a tensor in place makes its
+// next-tier copy stale. Cost: bytes loaded plus bytes stored.
 //
 // `planExact` is ROC's dynamic program: the state after operator i is the
 // set of live tensors still resident, each with or without a next-tier
 // copy; it keeps the cheapest cost per state. When the states exceed
-// `maxStates` it falls back to `planGreedy` (Belady: drop the resident
-// tensor whose next use is furthest, preferring ones with a copy) and says
-// so. `planLru` and `planStreamAll` are the baselines the bench compares.
+// `maxStates` it falls back to the cheaper of `planGreedy` (Belady: drop
+// the resident tensor whose next use is furthest, preferring ones with a
+// copy) and `planLru`, and says so in MemoryPlan::method. `planLru` and
+// `planStreamAll` are the baselines the bench compares.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,6 +43,9 @@ struct PlanTensor {
 struct PlanOperator {
   std::string name;
   std::vector<int> reads, writes; // tensor indices
+  /// Read and written in place (a running reduction): must be resident,
+  /// and any next-tier copy is stale afterwards.
+  std::vector<int> updates;
 };
 
 struct MemoryProblem {
@@ -67,7 +72,8 @@ struct MemoryPlan {
   /// The most device bytes resident while any operator runs.
   int64_t peakBytes = 0;
   std::vector<Transfer> transfers;
-  /// "exact", or "greedy" (with the reason) when the exact DP fell back.
+  /// "exact", or "greedy"/"lru" with the reason when the exact DP fell
+  /// back.
   std::string method;
 };
 

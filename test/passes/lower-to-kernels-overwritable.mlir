@@ -26,7 +26,7 @@ saga.model @m(%a: !saga.vertex<2x2xf32> {saga.name = "a"}, %b: !saga.vertex<2x2x
 // (read at the row it writes) but the propagation's operands, read at other
 // rows through the edges, are never candidates.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    saga.kernel = "propagate", saga.overwritable = array<i64: 0, 1>, saga.state_width = 4 : i64}
+// CHECK-SAME:    saga.kernel = "propagate", saga.operand_groups = array<i64: {{[0-9, ]+}}>, saga.overwritable = array<i64: 0, 1>, saga.state_width = 4 : i64}
 saga.model @p(%x: !saga.vertex<4xf32> {saga.name = "x"}, %c: !saga.vertex<4xf32> {saga.name = "c"}) -> !saga.vertex<4xf32> {
   %s = saga.propagate sum src(%x) dst() edge() : (!saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
   ^bb0(%m: tensor<4xf32>):
@@ -48,7 +48,7 @@ saga.model @p(%x: !saga.vertex<4xf32> {saga.name = "x"}, %c: !saga.vertex<4xf32>
 // edges' other ends (the dst operand %g here) is passed again and may not.
 // CHECK-LABEL: func.func @saga_kernel_0
 // CHECK-SAME:    (%{{.*}}: index, %{{.*}}: index, %{{.*}}: i64, %{{.*}}: memref<?xi64>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi64>, %{{.*}}: i64, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>, %{{.*}}: memref<?xf32>)
-// CHECK-SAME:    saga.kernel = "propagate", saga.overwritable = array<i64: 0, 0>, saga.reversed, saga.state_width = 4 : i64}
+// CHECK-SAME:    saga.kernel = "propagate", saga.operand_groups = array<i64: {{[0-9, ]+}}>, saga.overwritable = array<i64: 0, 0>, saga.reversed, saga.state_width = 4 : i64}
 // CHECK:       saga.launch @saga_kernel_0(%arg0, %arg1, %arg1) {propagate}
 saga.model @r(%z: !saga.vertex<4xf32> {saga.name = "z"}, %g: !saga.vertex<4xf32> {saga.name = "g"}) -> !saga.vertex<4xf32> {
   %s = saga.propagate sum src(%z) dst(%g) edge() {reversed} : (!saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {

@@ -44,7 +44,16 @@ saga.model @m(%x: !saga.vertex<8xf32> {saga.name = "x"}) -> !saga.vertex<4xf32> 
 // graph's in-degree (DEG, not the chunk's offsets).
 // CHECK-LABEL: func.func @saga_kernel_0
 // CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[DEG:[a-z0-9]+]]: memref<?xi64>, %[[PHASE:[a-z0-9]+]]: i64, %[[STATE:[a-z0-9]+]]: memref<?xf32>, %[[H:[a-z0-9]+]]: memref<?xf32>, %[[OUT:[a-z0-9]+]]: memref<?xf32>)
-// CHECK-SAME:    saga.gather_bytes = 32 : i64, saga.kernel = "propagate", saga.state_width = 8 : i64
+// CHECK-SAME:    saga.gather_bytes = 32 : i64, saga.kernel = "propagate", saga.operand_groups = array<i64: 1, 0, 0>, saga.state_width = 8 : i64
+// A middle chunk (resume set, finish clear) skips a row without edges in it.
+// CHECK:         %[[LO:.*]] = memref.load %[[OFF]]
+// CHECK:         %[[HI:.*]] = memref.load %[[OFF]]
+// CHECK:         arith.andi %[[PHASE]], %c2_i64
+// CHECK:         arith.andi %[[PHASE]], %c1_i64
+// CHECK:         %[[EMPTY:.*]] = arith.cmpi eq, %[[LO]], %[[HI]]
+// CHECK:         %[[SKIP:.*]] = arith.andi %{{.*}}, %[[EMPTY]]
+// CHECK:         %[[VISIT:.*]] = arith.xori %[[SKIP]]
+// CHECK:         scf.if %[[VISIT]] {
 // CHECK:         %[[RESUME:.*]] = arith.andi %[[PHASE]], %c1_i64
 // CHECK:         %[[R:.*]] = arith.cmpi ne, %[[RESUME]]
 // CHECK:         scf.if %[[R]] {

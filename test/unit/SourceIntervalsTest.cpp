@@ -11,11 +11,13 @@
 #include "runtime/Model.h"
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Loaders.h"
+#include "runtime/memory/MemoryPlanner.h"
 
 #include "TestRandom.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -226,4 +228,45 @@ TEST(SourceIntervalsErrors, NegativeCountIsAnError) {
   ASSERT_FALSE(bool(r));
   EXPECT_EQ(llvm::toString(r.takeError()),
             "source intervals must be 0 (automatic), 1 (off) or more, not -2");
+}
+
+// The training plan as a memory problem: at tensor granularity every step
+// is one operator; at the chunked level a map runs per row interval and a
+// propagation per 2-D chunk, so the largest working set shrinks and the
+// planner finds plans under budgets the tensor level cannot meet.
+TEST(PlanMemory, TrainingPlanAtTensorAndChunkGranularity) {
+  CompileOptions co;
+  co.training = true;
+  auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga", co);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  const Graph &g = graphFor("cora", (*model)->selfLoops());
+  ASSERT_EQ(errorText((*model)->setGraph(g)), "");
+  auto whole = (*model)->memoryProblem(/*training=*/true, /*pinBelow=*/0);
+  ASSERT_TRUE(bool(whole)) << llvm::toString(whole.takeError());
+  auto chunked = (*model)->memoryProblem(true, 0, /*intervals=*/4);
+  ASSERT_TRUE(bool(chunked)) << llvm::toString(chunked.takeError());
+  MemoryProblem &p1 = whole->problem, &p4 = chunked->problem;
+  size_t propagations = 0;
+  for (const PlanOperator &op : p1.ops)
+    propagations += op.name.find("launch") == 0 &&
+                    std::count_if(p4.ops.begin(), p4.ops.end(),
+                                  [&](const PlanOperator &o) {
+                                    return o.name.rfind(op.name + " [", 0) ==
+                                               0 &&
+                                           o.name.find(", ") != std::string::npos;
+                                  }) == 16;
+  EXPECT_EQ(propagations, 4u); // GCN's two forward and two backward
+  EXPECT_GT(p4.ops.size(), 4 * p1.ops.size() / 2);
+  // The features are the biggest input; a quarter of them at a time.
+  int64_t min1 = minimumBudget(p1), min4 = minimumBudget(p4);
+  EXPECT_LT(2 * min4, min1);
+  p1.budget = p4.budget = min1 - 1;
+  EXPECT_FALSE(planExact(p1).feasible);
+  MemoryPlan plan = planExact(p4);
+  ASSERT_TRUE(plan.feasible) << plan.error;
+  EXPECT_EQ(validatePlan(p4, plan), "") << plan.method;
+  EXPECT_LE(plan.bytesMoved(), planLru(p4).bytesMoved());
+  EXPECT_LE(plan.bytesMoved(), planStreamAll(p4).bytesMoved());
+  EXPECT_EQ((*model)->memoryProblem(true, 0, 4)->problem.ops.size(),
+            p4.ops.size());
 }

@@ -1,0 +1,42 @@
+//===- PlanMemory.h - a plan's operators as a memory problem ----*- C++ -*-===//
+//
+// The execution plan's step sequence, sized for a graph, as the input of the
+// memory planner (runtime/memory/MemoryPlanner.h): each plan step (a kernel
+// launch, GEMM, loss, gradient helper; not releases or constants) is an
+// operator reading its operands and writing its results, and the return
+// (where the optimiser takes the gradients) reads what the plan returns and
+// every parameter. Graph inputs and parameters start in the next tier.
+// Values smaller than `pinBelow` bytes are left out: they stay resident
+// (their total is `pinnedBytes`, to take off the budget).
+//
+// With `intervals` P > 1 the problem is the chunked level's: graph-wide
+// values split into P row intervals (tensor "v#j"); a step over rows runs
+// once per interval j, reading and writing piece j (a reduction to a
+// non-graph value accumulates: written at j = 0, updated after); a
+// propagation runs per 2-D chunk (i, j), reading the other end's piece i
+// and the row side's piece j, its results' piece j the running state
+// (written at i = 0, updated after).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_EXEC_PLANMEMORY_H
+#define SAGA_RUNTIME_EXEC_PLANMEMORY_H
+
+#include "runtime/graph/Graph.h"
+#include "runtime/memory/MemoryPlanner.h"
+
+namespace saga {
+
+class ModelOp;
+
+struct PlanMemory {
+  MemoryProblem problem; // budget left 0: the caller's to set
+  int64_t pinnedBytes = 0;
+};
+
+PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,
+                             int64_t pinBelow, int64_t intervals = 1);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_EXEC_PLANMEMORY_H
