@@ -3,6 +3,7 @@
 #include "Commands.h"
 
 #include "runtime/exec/Device.h"
+#include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
 #include "runtime/train/ParamsFile.h"
@@ -90,7 +91,7 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
       options.model.c_str(), stats.total() * 1e3, stats.frontEnd * 1e3,
       stats.lowering * 1e3, stats.jit * 1e3);
 
-  auto data = loadPlanetoid(options.data);
+  auto data = loadDataset(options.data);
   if (!data) {
     fail(data.takeError());
     return nullptr;
@@ -268,5 +269,38 @@ int saga::runTrain(const TrainCommandOptions &options) {
     if (llvm::Error e = saveParamsFile(options.saveParams, params))
       return fail(std::move(e));
   }
+  return 0;
+}
+
+int saga::runConvert(const std::string &input, const std::string &output,
+                     int64_t intervals) {
+  auto start = std::chrono::steady_clock::now();
+  auto data = loadDataset(input);
+  if (!data) {
+    fail(data.takeError());
+    return 1;
+  }
+  const Dataset &d = *data;
+  int64_t features = d.features.shape().size() == 2 ? d.features.shape()[1] : 0;
+  llvm::outs() << llvm::format(
+      "read %s (%s): %d vertices, %zu edges, %lld features, %d classes\n",
+      input.c_str(), d.name.c_str(), d.edges.numVertices, d.edges.src.size(),
+      (long long)features, d.numClasses);
+  if (llvm::Error e = writeGraphFile(output, d, intervals)) {
+    fail(std::move(e));
+    return 1;
+  }
+  auto file = GraphFile::open(output);
+  if (!file) {
+    fail(file.takeError());
+    return 1;
+  }
+  int64_t parts = (*file)->info().intervals;
+  llvm::outs() << llvm::format(
+      "wrote %s: %lld x %lld chunks over %lld intervals in %.1f ms\n",
+      output.c_str(), (long long)parts, (long long)parts, (long long)parts,
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+              .count() *
+          1e3);
   return 0;
 }

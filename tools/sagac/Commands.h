@@ -45,6 +45,11 @@ struct TrainCommandOptions {
 /// epoch and the final test accuracy. Returns the process exit status.
 int runTrain(const TrainCommandOptions &options);
 
+/// Reads any dataset Saga reads and writes it as a graph file with a chunk
+/// index over `intervals` vertex intervals; prints what it wrote.
+int runConvert(const std::string &input, const std::string &output,
+               int64_t intervals);
+
 } // namespace saga
 
 #endif // SAGA_TOOLS_SAGAC_COMMANDS_H

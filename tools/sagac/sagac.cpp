@@ -4,6 +4,7 @@
 //   sagac - < model.saga
 //   sagac run model.saga --data DIR [--threads N] [--params FILE]
 //   sagac train model.saga --data DIR [--epochs N] [--lr X] [--checkpoint F]
+//   sagac convert DATASET OUT.sgf [--intervals P]
 //
 // Diagnostics are printed clang-style: file:line:col, the source line and a
 // caret. The exit status is 1 if any error was reported.
@@ -38,6 +39,9 @@ enum class Emit { Saga, Plan, LLVM };
 cl::OptionCategory category("sagac options");
 cl::SubCommand runCommand("run", "Run a forward pass of a model on a dataset");
 cl::SubCommand trainCommand("train", "Train a model on a dataset");
+cl::SubCommand convertCommand(
+    "convert", "Write a dataset as a Saga graph file (.sgf: CSR both ways, "
+               "2-D chunk index, features, labels, checksums)");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.saga | ->"),
                                cl::Required, cl::cat(category),
                                cl::sub(cl::SubCommand::getAll()));
@@ -51,8 +55,11 @@ cl::list<std::string> disabledPasses(
              "(repeatable, or comma-separated)"),
     cl::value_desc("name"), cl::CommaSeparated, cl::cat(category),
     cl::sub(cl::SubCommand::getAll()));
-cl::opt<std::string> dataDir("data", cl::desc("Dataset folder (Planetoid text form)"),
-                             cl::value_desc("dir"), cl::Required,
+cl::opt<std::string> dataDir("data",
+                             cl::desc("Dataset: a Planetoid folder or a Saga "
+                                      "graph file (sagac convert), detected "
+                                      "by content"),
+                             cl::value_desc("path"), cl::Required,
                              cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<unsigned> threads("threads", cl::desc("Worker threads (default: all cores)"),
                           cl::init(std::max(1u, std::thread::hardware_concurrency())),
@@ -112,6 +119,12 @@ cl::opt<bool> resume("resume", cl::desc("Continue from --checkpoint"),
 cl::opt<std::string> saveParams("save-params",
                                 cl::desc("Write the trained parameters"),
                                 cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<std::string> convertOutput(cl::Positional, cl::desc("<output.sgf>"),
+                                   cl::Required, cl::sub(convertCommand));
+cl::opt<int64_t> intervals(
+    "intervals",
+    cl::desc("Vertex intervals of the 2-D chunk index (default 8)"),
+    cl::init(8), cl::sub(convertCommand));
 cl::opt<bool> quiet("quiet", cl::desc("No per-epoch progress lines"),
                     cl::init(false), cl::sub(trainCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
@@ -234,6 +247,8 @@ int main(int argc, char **argv) {
     options.quiet = quiet;
     return saga::runTrain(options);
   }
+  if (convertCommand)
+    return saga::runConvert(inputFile, convertOutput, intervals);
   if (runCommand) {
     saga::RunOptions options = runOptions();
     options.profile = profile;

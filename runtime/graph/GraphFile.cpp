@@ -1,0 +1,549 @@
+//===- GraphFile.cpp - Saga's on-disk graph format (.sgf) -----------------===//
+
+#include "runtime/graph/GraphFile.h"
+
+#include "runtime/graph/EdgeChunks.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace saga;
+
+namespace {
+
+constexpr char kMagic[8] = {'S', 'A', 'G', 'A', 'G', 'R', 'F', '1'};
+constexpr uint64_t kHeaderBytes = 4096, kAlign = 4096;
+constexpr size_t kNameBytes = 256, kNameAt = 3584;
+
+enum Kind : uint32_t {
+  InOffsets = 1, InSources, InEdgeIds, OutOffsets, OutTargets, OutEdgeIds,
+  Bounds, ChunkTable, ChunkEdges, Features, FeatureCrcs, Labels, Train, Val,
+  Test, NumKinds
+};
+
+const char *kindName(uint32_t k) {
+  static const char *names[] = {"?",          "in-offsets",   "in-sources",
+                                "in-edge-ids", "out-offsets", "out-targets",
+                                "out-edge-ids", "bounds",     "chunk-table",
+                                "chunk-edges", "features",    "feature-crcs",
+                                "labels",      "train",       "val",
+                                "test"};
+  return k < NumKinds ? names[k] : "?";
+}
+
+uint32_t crcOf(const void *data, uint64_t bytes) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  const Bytef *p = static_cast<const Bytef *>(data);
+  while (bytes > 0) {
+    uInt n = uInt(std::min<uint64_t>(bytes, 1u << 30));
+    c = crc32(c, p, n);
+    p += n;
+    bytes -= n;
+  }
+  return uint32_t(c);
+}
+
+uint64_t alignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+bool littleEndian() {
+  uint16_t x = 1;
+  return *reinterpret_cast<uint8_t *>(&x) == 1;
+}
+
+template <typename T> void put(std::vector<char> &h, size_t at, T v) {
+  std::memcpy(h.data() + at, &v, sizeof v);
+}
+template <typename T> T get(const std::vector<char> &h, size_t at) {
+  T v;
+  std::memcpy(&v, h.data() + at, sizeof v);
+  return v;
+}
+
+llvm::Error ioError(const std::string &path, const std::string &what) {
+  return llvm::createStringError(path + ": " + what + ": " +
+                                 std::strerror(errno));
+}
+
+/// Section entries start at byte 96 of the header, 32 bytes each.
+constexpr size_t kSectionsAt = 96, kSectionBytes = 32;
+
+} // namespace
+
+llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
+                                 int64_t intervals) {
+  if (!littleEndian())
+    return llvm::createStringError(path + ": graph files are little-endian; "
+                                   "this machine is not");
+  const int32_t v = d.edges.numVertices;
+  const int64_t e = int64_t(d.edges.src.size());
+  if (intervals < 1 || intervals > std::max<int64_t>(1, v))
+    return llvm::createStringError(
+        path + ": the chunk index needs 1 to " + std::to_string(std::max(1, v)) +
+        " intervals, not " + std::to_string(intervals));
+  if (std::string why = Graph::sizeError(v, e, false); !why.empty())
+    return llvm::createStringError(path + ": " + why);
+  Graph g = Graph::build(v, d.edges.src, d.edges.dst, /*addSelfLoops=*/false);
+  EdgeChunks byInterval = EdgeChunks::build(
+      g.inOffsets, g.inSources, g.inEdgeIds,
+      EdgeChunks::equalIntervals(v, intervals));
+  const std::vector<int32_t> &bounds = byInterval.bounds;
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  // Chunk (i, j) = chunk i's rows in interval j, in row order.
+  std::vector<ChunkEdge> chunkEdges;
+  chunkEdges.reserve(size_t(e));
+  std::vector<uint64_t> table; // per chunk: first, count, crc
+  for (int64_t j = 0; j < parts; ++j)
+    for (int64_t i = 0; i < parts; ++i) {
+      const auto &c = byInterval.chunks[size_t(i)];
+      uint64_t first = chunkEdges.size();
+      for (int32_t row = bounds[size_t(j)]; row < bounds[size_t(j) + 1]; ++row)
+        for (int64_t p = c.offsets[size_t(row)]; p < c.offsets[size_t(row) + 1];
+             ++p)
+          chunkEdges.push_back({row, c.others[size_t(p)], c.edgeIds[size_t(p)]});
+      uint64_t count = chunkEdges.size() - first;
+      table.insert(table.end(),
+                   {first, count,
+                    crcOf(chunkEdges.data() + first, count * sizeof(ChunkEdge))});
+    }
+  const int64_t f = d.features.rows() == v && d.features.shape().size() == 2
+                        ? d.features.shape()[1]
+                        : 0;
+  std::vector<uint32_t> featureCrcs;
+  for (int64_t j = 0; j < parts; ++j) {
+    int64_t lo = bounds[size_t(j)], hi = bounds[size_t(j) + 1];
+    featureCrcs.push_back(
+        crcOf(f ? d.features.f32() + lo * f : nullptr, uint64_t((hi - lo) * f) * 4));
+  }
+  std::vector<int32_t> labels = d.labels;
+  labels.resize(size_t(v), -1);
+
+  struct Out {
+    uint32_t kind;
+    const void *data;
+    uint64_t bytes;
+  };
+  auto bytesOf = [](const auto &vec) {
+    return uint64_t(vec.size() * sizeof(vec[0]));
+  };
+  std::vector<Out> outs{
+      {InOffsets, g.inOffsets.data(), bytesOf(g.inOffsets)},
+      {InSources, g.inSources.data(), bytesOf(g.inSources)},
+      {InEdgeIds, g.inEdgeIds.data(), bytesOf(g.inEdgeIds)},
+      {OutOffsets, g.outOffsets.data(), bytesOf(g.outOffsets)},
+      {OutTargets, g.outTargets.data(), bytesOf(g.outTargets)},
+      {OutEdgeIds, g.outEdgeIds.data(), bytesOf(g.outEdgeIds)},
+      {Bounds, bounds.data(), bytesOf(bounds)},
+      {ChunkTable, table.data(), bytesOf(table)},
+      {ChunkEdges, chunkEdges.data(), bytesOf(chunkEdges)},
+      {Features, f ? d.features.f32() : nullptr, uint64_t(v * f) * 4},
+      {FeatureCrcs, featureCrcs.data(), bytesOf(featureCrcs)},
+      {Labels, labels.data(), bytesOf(labels)},
+      {Train, d.train.data(), bytesOf(d.train)},
+      {Val, d.val.data(), bytesOf(d.val)},
+      {Test, d.test.data(), bytesOf(d.test)}};
+
+  std::vector<char> header(kHeaderBytes, 0);
+  std::memcpy(header.data(), kMagic, 8);
+  put<uint32_t>(header, 8, kGraphFileVersion);
+  put<uint32_t>(header, 12, uint32_t(kHeaderBytes));
+  put<int64_t>(header, 16, v);
+  put<int64_t>(header, 24, e);
+  put<int64_t>(header, 32, f);
+  put<int64_t>(header, 40, d.numClasses);
+  put<int64_t>(header, 48, parts);
+  put<int64_t>(header, 56, int64_t(d.train.size()));
+  put<int64_t>(header, 64, int64_t(d.val.size()));
+  put<int64_t>(header, 72, int64_t(d.test.size()));
+  put<uint32_t>(header, 80, uint32_t(outs.size()));
+  uint64_t at = kHeaderBytes;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    size_t h = kSectionsAt + k * kSectionBytes;
+    put<uint32_t>(header, h, outs[k].kind);
+    put<uint64_t>(header, h + 8, at);
+    put<uint64_t>(header, h + 16, outs[k].bytes);
+    put<uint32_t>(header, h + 24, crcOf(outs[k].data, outs[k].bytes));
+    at = alignUp(at + outs[k].bytes);
+  }
+  std::string name = d.name.substr(0, kNameBytes - 1);
+  std::memcpy(header.data() + kNameAt, name.data(), name.size());
+  put<uint32_t>(header, kHeaderBytes - 4, crcOf(header.data(), kHeaderBytes - 4));
+
+  // Written beside the target, flushed, then renamed over it: a reader
+  // never sees a partial file, and a failed write leaves nothing behind.
+  std::string tmp = path + ".tmp." + std::to_string(getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return ioError(path, "cannot create its temporary file " + tmp);
+  auto fail = [&](const std::string &what) {
+    llvm::Error err = ioError(path, what + " (its temporary file " + tmp + ")");
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return err;
+  };
+  auto writeAll = [&](const void *data, uint64_t bytes, uint64_t offset) {
+    const char *p = static_cast<const char *>(data);
+    while (bytes > 0) {
+      ssize_t n = ::pwrite(fd, p, size_t(std::min<uint64_t>(bytes, 1u << 30)),
+                           off_t(offset));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        if (n == 0)
+          errno = EIO;
+        return false;
+      }
+      p += n;
+      bytes -= uint64_t(n);
+      offset += uint64_t(n);
+    }
+    return true;
+  };
+  if (!writeAll(header.data(), kHeaderBytes, 0))
+    return fail("cannot write the header");
+  for (size_t k = 0; k < outs.size(); ++k) {
+    uint64_t offset = get<uint64_t>(header, kSectionsAt + k * kSectionBytes + 8);
+    if (outs[k].bytes && !writeAll(outs[k].data, outs[k].bytes, offset))
+      return fail(std::string("cannot write section ") + kindName(outs[k].kind));
+  }
+  if (::ftruncate(fd, off_t(at)) != 0)
+    return fail("cannot size the file");
+  if (::fsync(fd) != 0)
+    return fail("cannot flush the file to disk");
+  if (::close(fd) != 0) {
+    llvm::Error err = ioError(path, "cannot close its temporary file " + tmp);
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    llvm::Error err = ioError(path, "cannot rename " + tmp + " to");
+    ::unlink(tmp.c_str());
+    return err;
+  }
+  return llvm::Error::success();
+}
+
+bool saga::isGraphFile(const std::string &path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return false;
+  char magic[8] = {};
+  bool yes = ::pread(fd, magic, 8, 0) == 8 && std::memcmp(magic, kMagic, 8) == 0;
+  ::close(fd);
+  return yes;
+}
+
+GraphFile::~GraphFile() {
+  if (fd >= 0)
+    ::close(fd);
+}
+
+llvm::Error GraphFile::corrupt(const std::string &what, uint64_t offset,
+                               const std::string &why) const {
+  return llvm::createStringError(path + ": " + what + " at offset " +
+                                 std::to_string(offset) + ": " + why);
+}
+
+llvm::Error GraphFile::readAt(uint64_t offset, uint64_t bytes, void *to,
+                              const std::string &what) {
+  if (offset + bytes > fileBytes)
+    return corrupt(what, offset,
+                   "truncated: needs " + std::to_string(bytes) +
+                       " bytes but the file has " + std::to_string(fileBytes));
+  char *out = static_cast<char *>(to);
+  // O_DIRECT wants aligned offsets, lengths and buffers: read the aligned
+  // range around the request through an aligned bounce buffer.
+  uint64_t lo = direct ? offset / kAlign * kAlign : offset;
+  uint64_t hi = direct ? alignUp(offset + bytes) : offset + bytes;
+  constexpr uint64_t kStep = uint64_t(64) << 20;
+  std::unique_ptr<char, decltype(&std::free)> bounce(nullptr, &std::free);
+  if (direct)
+    bounce.reset(static_cast<char *>(std::aligned_alloc(kAlign, kStep)));
+  for (uint64_t at = lo; at < hi;) {
+    uint64_t n = std::min(kStep, hi - at);
+    char *dst = direct ? bounce.get() : out + (at - offset);
+    ssize_t got = ::pread(fd, dst, size_t(n), off_t(at));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return ioError(path, "cannot read " + what);
+    if (got == 0)
+      return corrupt(what, at, "unexpected end of file");
+    bytesRead_ += got;
+    if (direct) {
+      // Copy the requested part of [at, at + got).
+      uint64_t from = std::max(at, offset);
+      uint64_t upto = std::min(at + uint64_t(got), offset + bytes);
+      if (upto > from)
+        std::memcpy(out + (from - offset), dst + (from - at), size_t(upto - from));
+    }
+    at += uint64_t(got);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::unique_ptr<GraphFile>>
+GraphFile::open(const std::string &path, bool direct) {
+  std::unique_ptr<GraphFile> file(new GraphFile());
+  file->path = path;
+  file->direct = direct;
+  file->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | (direct ? O_DIRECT : 0));
+  if (file->fd < 0)
+    return ioError(path, "cannot open");
+  struct stat st;
+  if (::fstat(file->fd, &st) != 0)
+    return ioError(path, "cannot stat");
+  file->fileBytes = uint64_t(st.st_size);
+  if (!littleEndian())
+    return llvm::createStringError(path + ": graph files are little-endian; "
+                                   "this machine is not");
+  std::vector<char> h(kHeaderBytes);
+  if (file->fileBytes < kHeaderBytes) {
+    char magic[8] = {};
+    if (::pread(file->fd, magic, 8, 0) != 8 || std::memcmp(magic, kMagic, 8))
+      return llvm::createStringError(path + ": not a Saga graph file (no "
+                                     "SAGAGRF1 magic)");
+    return file->corrupt("header", 0,
+                         "truncated: " + std::to_string(file->fileBytes) +
+                             " bytes, the header alone has 4096");
+  }
+  if (auto e = file->readAt(0, kHeaderBytes, h.data(), "header"))
+    return std::move(e);
+  if (std::memcmp(h.data(), kMagic, 8) != 0)
+    return llvm::createStringError(path +
+                                   ": not a Saga graph file (no SAGAGRF1 magic)");
+  uint32_t version = get<uint32_t>(h, 8);
+  if (version != kGraphFileVersion)
+    return llvm::createStringError(
+        path + ": graph file version " + std::to_string(version) +
+        "; this Saga reads version " + std::to_string(kGraphFileVersion));
+  uint32_t stored = get<uint32_t>(h, kHeaderBytes - 4);
+  if (crcOf(h.data(), kHeaderBytes - 4) != stored)
+    return file->corrupt("header", 0, "checksum mismatch: the header is corrupt");
+  GraphFileInfo &info = file->info_;
+  info.numVertices = get<int64_t>(h, 16);
+  info.numEdges = get<int64_t>(h, 24);
+  info.numFeatures = get<int64_t>(h, 32);
+  info.numClasses = get<int64_t>(h, 40);
+  info.intervals = get<int64_t>(h, 48);
+  info.numTrain = get<int64_t>(h, 56);
+  info.numVal = get<int64_t>(h, 64);
+  info.numTest = get<int64_t>(h, 72);
+  info.name.assign(h.data() + kNameAt, strnlen(h.data() + kNameAt, kNameBytes));
+  uint32_t count = get<uint32_t>(h, 80);
+  if (count != NumKinds - 1)
+    return file->corrupt("header", 80,
+                         "expected " + std::to_string(NumKinds - 1) +
+                             " sections, the table has " + std::to_string(count));
+  // Sizes follow from the counts; the table must agree with them, so a
+  // header that asks for absurd sizes is refused before any allocation.
+  int64_t v = info.numVertices, e = info.numEdges, f = info.numFeatures,
+          p = info.intervals;
+  if (v < 0 || v > Graph::kMaxEdges || e < 0 || e > Graph::kMaxEdges || f < 0 ||
+      p < 1 || p > std::max<int64_t>(1, v) || info.numTrain < 0 ||
+      info.numVal < 0 || info.numTest < 0 || info.numClasses < 0)
+    return file->corrupt("header", 16, "counts out of range");
+  const uint64_t expected[NumKinds] = {
+      0,
+      uint64_t(v + 1) * 8, uint64_t(e) * 4, uint64_t(e) * 4,
+      uint64_t(v + 1) * 8, uint64_t(e) * 4, uint64_t(e) * 4,
+      uint64_t(p + 1) * 4, uint64_t(p * p) * 24, uint64_t(e) * 12,
+      uint64_t(v) * uint64_t(f) * 4, uint64_t(p) * 4, uint64_t(v) * 4,
+      uint64_t(info.numTrain) * 4, uint64_t(info.numVal) * 4,
+      uint64_t(info.numTest) * 4};
+  for (uint32_t k = 0; k < count; ++k) {
+    size_t at = kSectionsAt + k * kSectionBytes;
+    Section s{get<uint32_t>(h, at), get<uint64_t>(h, at + 8),
+              get<uint64_t>(h, at + 16), get<uint32_t>(h, at + 24)};
+    if (s.kind != k + 1 || s.bytes != expected[s.kind] ||
+        s.offset % kAlign != 0 || s.offset < kHeaderBytes)
+      return file->corrupt("header", at,
+                           std::string("section table entry for ") +
+                               kindName(k + 1) + " is inconsistent");
+    if (s.offset + s.bytes > file->fileBytes)
+      return file->corrupt(kindName(s.kind), s.offset,
+                           "truncated: the section ends at " +
+                               std::to_string(s.offset + s.bytes) +
+                               " but the file has " +
+                               std::to_string(file->fileBytes) + " bytes");
+    file->sections.push_back(s);
+  }
+  // The small indexes: interval bounds, chunk table, feature checksums.
+  auto small = [&](uint32_t kind, auto &vec) -> llvm::Error {
+    auto bytes = file->readSection(kind);
+    if (!bytes)
+      return bytes.takeError();
+    vec.resize(bytes->size() / sizeof(vec[0]));
+    std::memcpy(vec.data(), bytes->data(), bytes->size());
+    return llvm::Error::success();
+  };
+  if (auto err = small(Bounds, file->bounds_))
+    return std::move(err);
+  std::vector<uint64_t> table;
+  if (auto err = small(ChunkTable, table))
+    return std::move(err);
+  if (auto err = small(FeatureCrcs, file->featureCrcs))
+    return std::move(err);
+  uint64_t next = 0;
+  for (size_t c = 0; c < size_t(p * p); ++c) {
+    ChunkEntry entry{table[3 * c], table[3 * c + 1], uint32_t(table[3 * c + 2])};
+    if (entry.first != next || entry.first + entry.count > uint64_t(e))
+      return file->corrupt("chunk-table", file->sections[ChunkTable - 1].offset +
+                                              c * 24,
+                           "chunk " + std::to_string(c) + " out of order");
+    next += entry.count;
+    file->chunkTable.push_back(entry);
+  }
+  const auto &b = file->bounds_;
+  if (b.front() != 0 || b.back() != v || !std::is_sorted(b.begin(), b.end()))
+    return file->corrupt("bounds", file->sections[Bounds - 1].offset,
+                         "interval bounds do not cover the vertices");
+  return file;
+}
+
+llvm::Expected<std::vector<char>> GraphFile::readSection(uint32_t kind) {
+  const Section &s = sections[kind - 1];
+  std::vector<char> bytes(s.bytes);
+  if (auto e = readAt(s.offset, s.bytes, bytes.data(), kindName(kind)))
+    return std::move(e);
+  uint32_t crc = crcOf(bytes.data(), bytes.size());
+  if (crc != s.crc)
+    return corrupt(kindName(kind), s.offset,
+                   "checksum mismatch: the section is corrupt");
+  return bytes;
+}
+
+llvm::Expected<Dataset> GraphFile::readAll() {
+  Dataset d;
+  d.name = info_.name;
+  const int64_t v = info_.numVertices, e = info_.numEdges, f = info_.numFeatures;
+  // Edges in id order from the in-edge CSR.
+  auto offsets = readSection(InOffsets);
+  if (!offsets)
+    return offsets.takeError();
+  auto sources = readSection(InSources);
+  if (!sources)
+    return sources.takeError();
+  auto ids = readSection(InEdgeIds);
+  if (!ids)
+    return ids.takeError();
+  const auto *off = reinterpret_cast<const int64_t *>(offsets->data());
+  const auto *src = reinterpret_cast<const int32_t *>(sources->data());
+  const auto *id = reinterpret_cast<const int32_t *>(ids->data());
+  d.edges.numVertices = int32_t(v);
+  d.edges.src.assign(size_t(e), -1);
+  d.edges.dst.assign(size_t(e), -1);
+  if (off[0] != 0 || off[v] != e)
+    return corrupt("in-offsets", sections[InOffsets - 1].offset,
+                   "offsets do not span the edges");
+  for (int64_t row = 0; row < v; ++row) {
+    if (off[row + 1] < off[row])
+      return corrupt("in-offsets", sections[InOffsets - 1].offset + uint64_t(row) * 8,
+                     "offsets decrease at vertex " + std::to_string(row));
+    for (int64_t q = off[row]; q < off[row + 1]; ++q) {
+      if (id[q] < 0 || id[q] >= e || d.edges.src[size_t(id[q])] != -1 ||
+          src[q] < 0 || src[q] >= v)
+        return corrupt("in-edge-ids", sections[InEdgeIds - 1].offset + uint64_t(q) * 4,
+                       "edge " + std::to_string(q) + " is out of range or repeated");
+      d.edges.src[size_t(id[q])] = src[q];
+      d.edges.dst[size_t(id[q])] = int32_t(row);
+    }
+  }
+  // The out-edge CSR and the chunks are checked for integrity too.
+  for (uint32_t kind : {OutOffsets, OutTargets, OutEdgeIds, ChunkEdges}) {
+    auto bytes = readSection(kind);
+    if (!bytes)
+      return bytes.takeError();
+  }
+  d.features = Tensor::uninitialized({v, f});
+  if (f > 0) {
+    const Section &s = sections[Features - 1];
+    if (auto err = readAt(s.offset, s.bytes, d.features.data(), "features"))
+      return std::move(err);
+    if (crcOf(d.features.data(), s.bytes) != s.crc)
+      return corrupt("features", s.offset,
+                     "checksum mismatch: the section is corrupt");
+  }
+  auto labels = readSection(Labels);
+  if (!labels)
+    return labels.takeError();
+  d.labels.resize(size_t(v));
+  std::memcpy(d.labels.data(), labels->data(), labels->size());
+  d.numClasses = int32_t(info_.numClasses);
+  for (int32_t l : d.labels)
+    if (l < -1 || l >= d.numClasses)
+      return corrupt("labels", sections[Labels - 1].offset,
+                     "label " + std::to_string(l) + " out of range");
+  for (auto [kind, list] : {std::pair{uint32_t(Train), &d.train},
+                            std::pair{uint32_t(Val), &d.val},
+                            std::pair{uint32_t(Test), &d.test}}) {
+    auto bytes = readSection(kind);
+    if (!bytes)
+      return bytes.takeError();
+    list->resize(bytes->size() / 4);
+    std::memcpy(list->data(), bytes->data(), bytes->size());
+    for (int32_t x : *list)
+      if (x < 0 || x >= v)
+        return corrupt(kindName(kind), sections[kind - 1].offset,
+                       "vertex " + std::to_string(x) + " out of range");
+  }
+  return d;
+}
+
+llvm::Expected<std::vector<ChunkEdge>> GraphFile::readChunk(int64_t i,
+                                                             int64_t j) {
+  const int64_t p = info_.intervals;
+  if (i < 0 || j < 0 || i >= p || j >= p)
+    return llvm::createStringError(path + ": no chunk (" + std::to_string(i) +
+                                   ", " + std::to_string(j) + ") among " +
+                                   std::to_string(p) + " x " + std::to_string(p));
+  const ChunkEntry &c = chunkTable[size_t(j * p + i)];
+  std::vector<ChunkEdge> edges(c.count);
+  uint64_t offset = sections[ChunkEdges - 1].offset + c.first * sizeof(ChunkEdge);
+  std::string what = "chunk (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+  if (auto e = readAt(offset, c.count * sizeof(ChunkEdge), edges.data(), what))
+    return std::move(e);
+  if (crcOf(edges.data(), c.count * sizeof(ChunkEdge)) != c.crc)
+    return corrupt(what, offset, "checksum mismatch: the chunk is corrupt");
+  return edges;
+}
+
+llvm::Expected<Tensor> GraphFile::readFeatures(int64_t j) {
+  if (j < 0 || j >= info_.intervals)
+    return llvm::createStringError(path + ": no feature interval " +
+                                   std::to_string(j));
+  int64_t lo = bounds_[size_t(j)], hi = bounds_[size_t(j) + 1];
+  Tensor t = Tensor::uninitialized({hi - lo, info_.numFeatures});
+  uint64_t bytes = uint64_t((hi - lo) * info_.numFeatures) * 4;
+  uint64_t offset = sections[Features - 1].offset + uint64_t(lo * info_.numFeatures) * 4;
+  std::string what = "feature interval " + std::to_string(j);
+  if (auto e = readAt(offset, bytes, t.data(), what))
+    return std::move(e);
+  if (crcOf(t.data(), bytes) != featureCrcs[size_t(j)])
+    return corrupt(what, offset, "checksum mismatch: the rows are corrupt");
+  return t;
+}
+
+llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return ioError(path, "cannot open");
+  if (S_ISDIR(st.st_mode))
+    return loadPlanetoid(path);
+  if (isGraphFile(path)) {
+    auto file = GraphFile::open(path);
+    if (!file)
+      return file.takeError();
+    return (*file)->readAll();
+  }
+  return llvm::createStringError(
+      path + ": not a dataset Saga reads: neither a Planetoid folder nor a "
+             "Saga graph file (sagac convert writes one)");
+}

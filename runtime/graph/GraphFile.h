@@ -1,0 +1,119 @@
+//===- GraphFile.h - Saga's on-disk graph format (.sgf) ---------*- C++ -*-===//
+//
+// One file holds a dataset for out-of-core runs: the CSR both ways with edge
+// ids, the 2-D chunk index over P vertex intervals (chunk (i, j): the edges
+// from interval i into interval j, stored contiguously as (dst, src, id)
+// records sorted like the in-edge CSR, so that one chunk is one sequential
+// read), the features (interval j's rows contiguous), labels and splits.
+//
+// Layout, little-endian: a 4096-byte header (magic "SAGAGRF1", version,
+// counts, the section table: kind, offset, bytes, CRC-32 of each section;
+// the header's own CRC-32 in its last 4 bytes), then the sections, each at a
+// 4096-byte boundary (O_DIRECT reads need it). Each chunk and each feature
+// interval also has its own CRC-32, so a partial read is checked too.
+// Reads use pread, optionally with O_DIRECT (no page cache), never mmap.
+// Every error names the file, and where it applies the section and offset.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_GRAPH_GRAPHFILE_H
+#define SAGA_RUNTIME_GRAPH_GRAPHFILE_H
+
+#include "runtime/graph/Loaders.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+constexpr uint32_t kGraphFileVersion = 1;
+
+struct GraphFileInfo {
+  std::string name;
+  int64_t numVertices = 0, numEdges = 0, numFeatures = 0, numClasses = 0;
+  int64_t intervals = 1; // P: the chunk index has P x P chunks
+  int64_t numTrain = 0, numVal = 0, numTest = 0;
+};
+
+/// An edge of a chunk.
+struct ChunkEdge {
+  int32_t dst, src, id;
+  bool operator==(const ChunkEdge &o) const {
+    return dst == o.dst && src == o.src && id == o.id;
+  }
+};
+
+/// Writes `d` with a chunk index over `intervals` equal vertex intervals.
+/// The file appears whole or not at all (written beside it, flushed to
+/// disk, then renamed); a failure (a full disk, a folder that cannot be
+/// written) is an error naming the path.
+llvm::Error writeGraphFile(const std::string &path, const Dataset &d,
+                           int64_t intervals);
+
+/// Whether `path` is a file that starts with the graph file's magic.
+bool isGraphFile(const std::string &path);
+
+class GraphFile {
+public:
+  /// Opens and checks the header (magic, version, header checksum, the
+  /// section table against the file's size). With `direct`, reads bypass
+  /// the page cache (O_DIRECT).
+  static llvm::Expected<std::unique_ptr<GraphFile>>
+  open(const std::string &path, bool direct = false);
+  ~GraphFile();
+
+  const GraphFileInfo &info() const { return info_; }
+  /// Interval i is [bounds()[i], bounds()[i + 1]).
+  const std::vector<int32_t> &bounds() const { return bounds_; }
+
+  /// The whole dataset (edges in id order), every section's checksum
+  /// verified.
+  llvm::Expected<Dataset> readAll();
+  /// Chunk (i, j): the edges from interval i into interval j, in one read.
+  llvm::Expected<std::vector<ChunkEdge>> readChunk(int64_t i, int64_t j);
+  /// Interval j's feature rows, [rows, numFeatures], in one read.
+  llvm::Expected<Tensor> readFeatures(int64_t j);
+
+  /// Bytes read from the file so far.
+  int64_t bytesRead() const { return bytesRead_; }
+
+private:
+  GraphFile() = default;
+  struct Section {
+    uint32_t kind;
+    uint64_t offset, bytes;
+    uint32_t crc;
+  };
+  llvm::Error readAt(uint64_t offset, uint64_t bytes, void *to,
+                     const std::string &what);
+  llvm::Expected<std::vector<char>> readSection(uint32_t kind);
+  llvm::Error corrupt(const std::string &what, uint64_t offset,
+                      const std::string &why) const;
+
+  std::string path;
+  int fd = -1;
+  bool direct = false;
+  uint64_t fileBytes = 0;
+  GraphFileInfo info_;
+  std::vector<int32_t> bounds_;
+  std::vector<Section> sections;
+  struct ChunkEntry {
+    uint64_t first, count;
+    uint32_t crc;
+  };
+  std::vector<ChunkEntry> chunkTable;
+  std::vector<uint32_t> featureCrcs;
+  int64_t bytesRead_ = 0;
+};
+
+/// Any dataset Saga reads, detected by content: a Planetoid folder, or a
+/// graph file (.sgf); an error names the path and what it is not.
+llvm::Expected<Dataset> loadDataset(const std::string &path);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_GRAPH_GRAPHFILE_H

@@ -1,0 +1,236 @@
+//===- GraphFileTest.cpp - the on-disk graph format -----------------------===//
+
+#include "runtime/graph/EdgeChunks.h"
+#include "runtime/graph/GraphFile.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <unistd.h>
+
+using namespace saga;
+
+namespace {
+
+const Dataset &cora() {
+  static Dataset d = [] {
+    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
+    if (!loaded) {
+      ADD_FAILURE() << llvm::toString(loaded.takeError());
+      return Dataset();
+    }
+    return std::move(*loaded);
+  }();
+  return d;
+}
+
+/// A file in the build tree (a real disk: tmpfs refuses O_DIRECT).
+std::string scratch(const std::string &name) {
+  return std::string(SAGA_TEST_SCRATCH_DIR "/") + name + "." +
+         std::to_string(getpid());
+}
+
+std::string errorOf(llvm::Error e) {
+  return e ? llvm::toString(std::move(e)) : "";
+}
+
+std::string readBytes(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+void writeBytes(const std::string &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+/// Writes Cora with `parts` intervals once per test binary (removed when
+/// it exits).
+const std::string &coraFile(int64_t parts) {
+  static struct Files : std::map<int64_t, std::string> {
+    ~Files() {
+      for (auto &[p, f] : *this)
+        std::remove(f.c_str());
+    }
+  } files;
+  auto &f = files[parts];
+  if (f.empty()) {
+    f = scratch("cora" + std::to_string(parts) + ".sgf");
+    EXPECT_EQ(errorOf(writeGraphFile(f, cora(), parts)), "");
+  }
+  return f;
+}
+
+void expectSame(const Dataset &a, const Dataset &b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.edges.numVertices, b.edges.numVertices);
+  EXPECT_EQ(a.edges.src, b.edges.src);
+  EXPECT_EQ(a.edges.dst, b.edges.dst);
+  ASSERT_EQ(a.features.shape(), b.features.shape());
+  EXPECT_EQ(std::memcmp(a.features.f32(), b.features.f32(),
+                        size_t(a.features.numElements()) * 4),
+            0);
+  EXPECT_EQ(a.labels, b.labels);
+  EXPECT_EQ(a.numClasses, b.numClasses);
+  EXPECT_EQ(a.train, b.train);
+  EXPECT_EQ(a.val, b.val);
+  EXPECT_EQ(a.test, b.test);
+}
+
+} // namespace
+
+TEST(GraphFile, RoundTripsCora) {
+  for (int64_t parts : {1, 4, 7}) {
+    for (bool direct : {false, true}) {
+      SCOPED_TRACE(std::to_string(parts) + (direct ? " direct" : ""));
+      auto file = GraphFile::open(coraFile(parts), direct);
+      ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+      EXPECT_EQ((*file)->info().intervals, parts);
+      EXPECT_EQ((*file)->info().numEdges, int64_t(cora().edges.src.size()));
+      auto d = (*file)->readAll();
+      ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+      expectSame(*d, cora());
+      EXPECT_GT((*file)->bytesRead(), 2708 * 1433 * 4);
+    }
+  }
+  auto d = loadDataset(coraFile(4));
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  expectSame(*d, cora());
+}
+
+// Chunk (i, j) holds exactly the edges from interval i into interval j, in
+// in-edge CSR order; each feature interval is its rows.
+TEST(GraphFile, ChunksAndFeatureIntervals) {
+  for (bool direct : {false, true}) {
+    auto file = GraphFile::open(coraFile(4), direct);
+    ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+    const auto &b = (*file)->bounds();
+    EXPECT_EQ(b, EdgeChunks::equalIntervals(2708, 4));
+    std::set<int32_t> seen;
+    for (int64_t j = 0; j < 4; ++j) {
+      for (int64_t i = 0; i < 4; ++i) {
+        auto chunk = (*file)->readChunk(i, j);
+        ASSERT_TRUE(bool(chunk)) << llvm::toString(chunk.takeError());
+        for (size_t k = 0; k < chunk->size(); ++k) {
+          const ChunkEdge &e = (*chunk)[k];
+          EXPECT_GE(e.src, b[size_t(i)]);
+          EXPECT_LT(e.src, b[size_t(i) + 1]);
+          EXPECT_GE(e.dst, b[size_t(j)]);
+          EXPECT_LT(e.dst, b[size_t(j) + 1]);
+          EXPECT_EQ(cora().edges.src[size_t(e.id)], e.src);
+          EXPECT_EQ(cora().edges.dst[size_t(e.id)], e.dst);
+          EXPECT_TRUE(seen.insert(e.id).second);
+          if (k > 0) {
+            const ChunkEdge &p = (*chunk)[k - 1];
+            EXPECT_TRUE(p.dst < e.dst || (p.dst == e.dst && p.src <= e.src));
+          }
+        }
+      }
+      auto rows = (*file)->readFeatures(j);
+      ASSERT_TRUE(bool(rows)) << llvm::toString(rows.takeError());
+      EXPECT_EQ(rows->rows(), b[size_t(j) + 1] - b[size_t(j)]);
+      EXPECT_EQ(std::memcmp(rows->f32(), cora().features.f32() + b[size_t(j)] * 1433,
+                            size_t(rows->numElements()) * 4),
+                0);
+    }
+    EXPECT_EQ(seen.size(), cora().edges.src.size());
+    EXPECT_EQ(errorOf((*file)->readChunk(4, 0).takeError()),
+              coraFile(4) + ": no chunk (4, 0) among 4 x 4");
+  }
+}
+
+// A byte changed anywhere in a section is caught by its checksum, and the
+// error names the file, the section and its offset.
+TEST(GraphFile, CorruptionNamesTheSection) {
+  std::string good = readBytes(coraFile(4));
+  auto file = GraphFile::open(coraFile(4));
+  ASSERT_TRUE(bool(file));
+  // Section offsets from the header's table (kind, offset at +8, bytes at +16).
+  int checked = 0;
+  for (size_t k = 0; k < 15; ++k) {
+    uint64_t offset, bytes;
+    std::memcpy(&offset, good.data() + 96 + k * 32 + 8, 8);
+    std::memcpy(&bytes, good.data() + 96 + k * 32 + 16, 8);
+    if (bytes == 0)
+      continue;
+    std::string bad = good;
+    bad[offset + bytes / 2] ^= 0x5a;
+    std::string path = scratch("corrupt.sgf");
+    writeBytes(path, bad);
+    std::string err;
+    auto f = GraphFile::open(path);
+    if (!f)
+      err = llvm::toString(f.takeError());
+    else
+      err = errorOf((*f)->readAll().takeError());
+    if (err.empty()) // chunk/feature checksums are checked on partial reads
+      for (int64_t j = 0; j < 4 && err.empty(); ++j) {
+        err = errorOf((*f)->readFeatures(j).takeError());
+        for (int64_t i = 0; i < 4 && err.empty(); ++i)
+          err = errorOf((*f)->readChunk(i, j).takeError());
+      }
+    EXPECT_NE(err.find(path + ": "), std::string::npos) << err;
+    EXPECT_NE(err.find("checksum mismatch"), std::string::npos)
+        << "section " << k << ": " << err;
+    EXPECT_NE(err.find("at offset "), std::string::npos) << err;
+    ++checked;
+    std::remove(path.c_str());
+  }
+  EXPECT_GE(checked, 14);
+}
+
+TEST(GraphFile, HeaderErrors) {
+  std::string good = readBytes(coraFile(4));
+  std::string path = scratch("header.sgf");
+  auto openError = [&](const std::string &bytes) {
+    writeBytes(path, bytes);
+    auto f = GraphFile::open(path);
+    return f ? std::string() : llvm::toString(f.takeError());
+  };
+  EXPECT_EQ(openError("not a graph at all, just text\n"),
+            path + ": not a Saga graph file (no SAGAGRF1 magic)");
+  EXPECT_EQ(openError(good.substr(0, 100)),
+            path + ": header at offset 0: truncated: 100 bytes, the header "
+                   "alone has 4096");
+  std::string v2 = good;
+  v2[8] = 2;
+  EXPECT_EQ(openError(v2),
+            path + ": graph file version 2; this Saga reads version 1");
+  std::string flipped = good;
+  flipped[20] ^= 1; // the vertex count
+  EXPECT_EQ(openError(flipped), path + ": header at offset 0: checksum "
+                                       "mismatch: the header is corrupt");
+  // Truncated inside the features: named before any of it is read.
+  std::string err = openError(good.substr(0, good.size() / 2));
+  EXPECT_NE(err.find("truncated: the section ends at"), std::string::npos)
+      << err;
+  std::remove(path.c_str());
+}
+
+TEST(GraphFile, WriteErrorsNameThePath) {
+  std::string path = "/nonexistent-folder/x.sgf";
+  std::string err = errorOf(writeGraphFile(path, cora(), 2));
+  EXPECT_EQ(err, path + ": cannot create its temporary file " + path +
+                     ".tmp." + std::to_string(getpid()) +
+                     ": No such file or directory");
+  EXPECT_EQ(errorOf(writeGraphFile(scratch("x.sgf"), cora(), 0)),
+            scratch("x.sgf") + ": the chunk index needs 1 to 2708 intervals, "
+                               "not 0");
+}
+
+TEST(GraphFile, LoadDatasetDetectsTheFormat) {
+  auto planetoid = loadDataset(SAGA_EXAMPLES_DIR "/data/cora");
+  ASSERT_TRUE(bool(planetoid)) << llvm::toString(planetoid.takeError());
+  std::string path = scratch("text.txt");
+  writeBytes(path, "0 1\n1 2\n");
+  EXPECT_EQ(errorOf(loadDataset(path).takeError()),
+            path + ": not a dataset Saga reads: neither a Planetoid folder "
+                   "nor a Saga graph file (sagac convert writes one)");
+  std::remove(path.c_str());
+  std::string missing = scratch("missing");
+  EXPECT_EQ(errorOf(loadDataset(missing).takeError()),
+            missing + ": cannot open: No such file or directory");
+}
