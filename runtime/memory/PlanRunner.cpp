@@ -1,0 +1,180 @@
+//===- PlanRunner.cpp - carries out a memory plan over two tiers ----------===//
+
+#include "runtime/memory/PlanRunner.h"
+
+#include <chrono>
+#include <deque>
+
+using namespace saga;
+
+namespace {
+
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
+      .count();
+}
+
+} // namespace
+
+llvm::Expected<PlanRunStats>
+saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
+                    DevicePool &pool, NextTier &tier,
+                    const std::function<llvm::Error(int, Resident &)> &compute,
+                    int depth) {
+  if (!plan.feasible)
+    return llvm::createStringError("no memory plan: " + plan.error);
+  auto start = std::chrono::steady_clock::now();
+  const size_t numOps = p.ops.size();
+  // The plan's transfers by operator: loads before it, stores/drops after.
+  std::vector<std::vector<Transfer>> loads(numOps), after(numOps);
+  for (const Transfer &t : plan.transfers)
+    (t.kind == Transfer::Load ? loads : after)[size_t(t.op)].push_back(t);
+  std::vector<int> lastUse(p.tensors.size(), -1);
+  for (size_t i = 0; i < numOps; ++i)
+    for (const auto *list : {&p.ops[i].reads, &p.ops[i].writes, &p.ops[i].updates})
+      for (int t : *list)
+        lastUse[size_t(t)] = int(i);
+  const int64_t reserve = std::max<int64_t>(0, pool.capacity() - p.budget);
+
+  PlanRunStats stats;
+  TransferEngine engine(tier);
+  Resident resident;
+  // Loads issued, per tensor: the ticket to wait for.
+  std::map<int, TransferEngine::Ticket> inFlight;
+  int64_t prefetched = 0; // bytes loaded ahead for operators after this one
+  std::map<int, int64_t> prefetchedFor; // tensor -> bytes counted above
+  // Buffers dropped after a store: freed when the store is done.
+  std::deque<std::pair<TransferEngine::Ticket, DeviceBuffer>> pendingFree;
+  size_t nextLoadOp = 0, nextLoadIndex = 0; // the first load not issued
+  // Whether the next tier has (or will have, by queue order) the tensor's
+  // current value.
+  std::vector<char> copyQueued(p.tensors.size(), 0);
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    copyQueued[t] = p.tensors[t].input;
+
+  auto reap = [&](bool all) -> llvm::Error {
+    while (!pendingFree.empty() &&
+           (all || engine.done(pendingFree.front().first))) {
+      if (llvm::Error e = engine.wait(pendingFree.front().first))
+        return e;
+      pool.release(pendingFree.front().second);
+      pendingFree.pop_front();
+    }
+    return llvm::Error::success();
+  };
+  // A buffer, waiting for pending stores to free room when needed.
+  auto allocate = [&](int t) -> llvm::Expected<DeviceBuffer> {
+    int64_t bytes = p.tensors[size_t(t)].bytes;
+    while (!pool.fits(bytes) && !pendingFree.empty()) {
+      if (llvm::Error e = engine.wait(pendingFree.front().first))
+        return std::move(e);
+      pool.release(pendingFree.front().second);
+      pendingFree.pop_front();
+    }
+    return pool.allocate(bytes, "tensor " + p.tensors[size_t(t)].name);
+  };
+  // Issues loads in plan order: those of operator `upTo` always, later ones
+  // (up to `depth` operators ahead) while they fit the reserve.
+  auto issueLoads = [&](size_t current) -> llvm::Error {
+    for (; nextLoadOp < numOps && nextLoadOp <= current + size_t(depth);
+         ++nextLoadOp, nextLoadIndex = 0) {
+      for (; nextLoadIndex < loads[nextLoadOp].size(); ++nextLoadIndex) {
+        int t = loads[nextLoadOp][nextLoadIndex].tensor;
+        int64_t bytes = p.tensors[size_t(t)].bytes;
+        bool ahead = nextLoadOp > current;
+        // Not yet: past the reserve, still resident from an earlier use
+        // (its drop comes first), or its store is not queued yet (the
+        // engine runs transfers in order: a load queued after the store
+        // reads what it wrote).
+        if (ahead && (prefetched + bytes > reserve || !pool.fits(bytes) ||
+                      resident.count(t) || !copyQueued[size_t(t)]))
+          return llvm::Error::success(); // later, in order
+        auto buffer = allocate(t);
+        if (!buffer)
+          return buffer.takeError();
+        resident[t] = *buffer;
+        inFlight[t] = engine.load(t, buffer->data, bytes);
+        if (ahead) {
+          prefetched += bytes;
+          prefetchedFor[t] = bytes;
+        }
+      }
+    }
+    return llvm::Error::success();
+  };
+
+  for (size_t i = 0; i < numOps; ++i) {
+    if (llvm::Error e = reap(false))
+      return std::move(e);
+    if (llvm::Error e = issueLoads(i))
+      return std::move(e);
+    const PlanOperator &op = p.ops[i];
+    for (const auto *list : {&op.reads, &op.updates})
+      for (int t : *list) {
+        auto it = inFlight.find(t);
+        if (it != inFlight.end()) {
+          if (llvm::Error e = engine.wait(it->second))
+            return std::move(e);
+          inFlight.erase(it);
+        }
+        auto pf = prefetchedFor.find(t);
+        if (pf != prefetchedFor.end()) {
+          prefetched -= pf->second;
+          prefetchedFor.erase(pf);
+        }
+        if (!resident.count(t))
+          return llvm::createStringError("memory plan: tensor " +
+                                         p.tensors[size_t(t)].name +
+                                         " is not resident at operator " +
+                                         std::to_string(i) + " (" + op.name + ")");
+      }
+    for (int t : op.writes)
+      if (!resident.count(t)) {
+        auto buffer = allocate(t);
+        if (!buffer)
+          return buffer.takeError();
+        resident[t] = *buffer;
+      }
+    auto computeStart = std::chrono::steady_clock::now();
+    if (llvm::Error e = compute(int(i), resident))
+      return std::move(e);
+    for (const auto *list : {&op.writes, &op.updates})
+      for (int t : *list)
+        copyQueued[size_t(t)] = 0;
+    stats.computeSeconds += since(computeStart);
+    for (const auto *list : {&op.reads, &op.writes, &op.updates})
+      for (int t : *list)
+        if (lastUse[size_t(t)] == int(i) && resident.count(t)) {
+          pool.release(resident[t]);
+          resident.erase(t);
+        }
+    std::map<int, TransferEngine::Ticket> stored;
+    for (const Transfer &t : after[i]) {
+      auto it = resident.find(t.tensor);
+      if (it == resident.end())
+        return llvm::createStringError("memory plan: tensor " +
+                                       p.tensors[size_t(t.tensor)].name +
+                                       " stored or dropped while not resident");
+      if (t.kind == Transfer::Store) {
+        stored[t.tensor] = engine.store(t.tensor, it->second.data,
+                                        it->second.bytes);
+        copyQueued[size_t(t.tensor)] = 1;
+        continue;
+      }
+      auto s = stored.find(t.tensor);
+      if (s != stored.end())
+        pendingFree.push_back({s->second, it->second});
+      else
+        pool.release(it->second);
+      resident.erase(it);
+    }
+  }
+  if (llvm::Error e = reap(true))
+    return std::move(e);
+  for (auto &[t, buffer] : resident)
+    pool.release(buffer);
+  stats.transfers = engine.counters();
+  stats.poolPeak = pool.peak();
+  stats.seconds = since(start);
+  return stats;
+}

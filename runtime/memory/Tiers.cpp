@@ -1,0 +1,269 @@
+//===- Tiers.cpp - the device tier's pool and the next tier ---------------===//
+
+#include "runtime/memory/Tiers.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace saga;
+
+namespace {
+
+constexpr int64_t kAlign = 4096;
+
+int64_t alignUp(int64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+uint32_t crcOf(const void *data, int64_t bytes) {
+  uLong c = crc32(0L, Z_NULL, 0);
+  const Bytef *p = static_cast<const Bytef *>(data);
+  while (bytes > 0) {
+    uInt n = uInt(std::min<int64_t>(bytes, 1 << 30));
+    c = crc32(c, p, n);
+    p += n;
+    bytes -= n;
+  }
+  return uint32_t(c);
+}
+
+struct AlignedFree {
+  void operator()(void *p) const { std::free(p); }
+};
+
+class MemoryTier : public NextTier {
+public:
+  llvm::Error write(int key, const void *data, int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    Slot &s = slots[key];
+    held -= int64_t(s.bytes.size());
+    s.bytes.assign(static_cast<const char *>(data),
+                   static_cast<const char *>(data) + bytes);
+    s.crc = crcOf(data, bytes);
+    held += bytes;
+    return llvm::Error::success();
+  }
+  llvm::Error read(int key, void *data, int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = slots.find(key);
+    if (it == slots.end() || int64_t(it->second.bytes.size()) != bytes)
+      return llvm::createStringError("host RAM tier: no stored copy of " +
+                                     std::to_string(bytes) + " bytes for " +
+                                     std::to_string(key));
+    std::memcpy(data, it->second.bytes.data(), size_t(bytes));
+    if (crcOf(data, bytes) != it->second.crc)
+      return llvm::createStringError("host RAM tier: stored copy of " +
+                                     std::to_string(key) + " is corrupt");
+    return llvm::Error::success();
+  }
+  int64_t bytesHeld() const override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return held;
+  }
+  std::string describe() const override { return "host RAM"; }
+
+private:
+  struct Slot {
+    std::vector<char> bytes;
+    uint32_t crc = 0;
+  };
+  mutable std::mutex mutex;
+  std::map<int, Slot> slots;
+  int64_t held = 0;
+};
+
+class FileTier : public NextTier {
+public:
+  FileTier(std::string path, int fd, bool direct)
+      : path(std::move(path)), fd(fd), direct(direct) {}
+  ~FileTier() override {
+    ::close(fd);
+    ::unlink(path.c_str());
+  }
+
+  llvm::Error write(int key, const void *data, int64_t bytes) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    // A slot is reused when the new value fits; else the file grows. The
+    // slot stays invalid until the whole write has succeeded.
+    Slot s;
+    auto it = slots.find(key);
+    if (it != slots.end() && it->second.capacity >= bytes) {
+      s = it->second;
+      slots.erase(it);
+    } else {
+      if (it != slots.end())
+        slots.erase(it);
+      s.offset = end;
+      s.capacity = alignUp(std::max<int64_t>(bytes, 1));
+      end += s.capacity;
+    }
+    const char *from = static_cast<const char *>(data);
+    std::unique_ptr<char, AlignedFree> bounce;
+    int64_t length = bytes;
+    if (direct) {
+      length = alignUp(bytes);
+      bounce.reset(static_cast<char *>(std::aligned_alloc(kAlign, size_t(length))));
+      std::memcpy(bounce.get(), data, size_t(bytes));
+      std::memset(bounce.get() + bytes, 0, size_t(length - bytes));
+      from = bounce.get();
+    }
+    for (int64_t done = 0; done < length;) {
+      ssize_t n = ::pwrite(fd, from + done, size_t(length - done),
+                           off_t(s.offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0) {
+        int err = n == 0 ? EIO : errno;
+        return llvm::createStringError(
+            "spill file " + path + ": cannot write " + std::to_string(bytes) +
+            " bytes at offset " + std::to_string(s.offset + done) + ": " +
+            std::strerror(err) +
+            " (the scratch folder is full or not writable; the run stops)");
+      }
+      done += n;
+    }
+    s.bytes = bytes;
+    s.crc = crcOf(data, bytes);
+    slots[key] = s;
+    return llvm::Error::success();
+  }
+
+  llvm::Error read(int key, void *data, int64_t bytes) override {
+    Slot s;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = slots.find(key);
+      if (it == slots.end() || it->second.bytes != bytes)
+        return llvm::createStringError(
+            "spill file " + path + ": no complete stored copy of " +
+            std::to_string(bytes) + " bytes for " + std::to_string(key));
+      s = it->second;
+    }
+    char *to = static_cast<char *>(data);
+    std::unique_ptr<char, AlignedFree> bounce;
+    int64_t length = bytes;
+    if (direct) {
+      length = alignUp(bytes);
+      bounce.reset(static_cast<char *>(std::aligned_alloc(kAlign, size_t(length))));
+      to = bounce.get();
+    }
+    for (int64_t done = 0; done < length;) {
+      ssize_t n = ::pread(fd, to + done, size_t(length - done),
+                          off_t(s.offset + done));
+      if (n < 0 && errno == EINTR)
+        continue;
+      if (n <= 0)
+        return llvm::createStringError(
+            "spill file " + path + ": cannot read " + std::to_string(bytes) +
+            " bytes at offset " + std::to_string(s.offset) + ": " +
+            (n == 0 ? "unexpected end of file" : std::strerror(errno)));
+      done += n;
+    }
+    if (direct)
+      std::memcpy(data, bounce.get(), size_t(bytes));
+    if (crcOf(data, bytes) != s.crc)
+      return llvm::createStringError("spill file " + path + ": the copy at offset " +
+                                     std::to_string(s.offset) +
+                                     " is corrupt (checksum mismatch)");
+    return llvm::Error::success();
+  }
+
+  int64_t bytesHeld() const override {
+    std::lock_guard<std::mutex> lock(mutex);
+    int64_t n = 0;
+    for (auto &[k, s] : slots)
+      n += s.bytes;
+    return n;
+  }
+  std::string describe() const override { return path; }
+
+private:
+  struct Slot {
+    int64_t offset = 0, capacity = 0, bytes = 0;
+    uint32_t crc = 0;
+  };
+  std::string path;
+  int fd;
+  bool direct;
+  mutable std::mutex mutex;
+  std::map<int, Slot> slots;
+  int64_t end = 0;
+};
+
+} // namespace
+
+DevicePool::~DevicePool() = default;
+
+llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
+                                                  const std::string &what) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (bytes < 0 || used_ + bytes > capacity_)
+      return llvm::createStringError(
+          "device pool: cannot allocate " + std::to_string(bytes) +
+          " bytes for " + what + ": " + std::to_string(used_) + " of " +
+          std::to_string(capacity_) + " bytes in use");
+    used_ += bytes;
+    peak_ = std::max(peak_, used_);
+  }
+  void *p = std::aligned_alloc(kAlign, size_t(alignUp(std::max<int64_t>(bytes, 1))));
+  if (!p) {
+    std::lock_guard<std::mutex> lock(mutex);
+    used_ -= bytes;
+    return llvm::createStringError("device pool: out of host memory "
+                                   "allocating " +
+                                   std::to_string(bytes) + " bytes for " + what);
+  }
+  return DeviceBuffer{p, bytes};
+}
+
+bool DevicePool::fits(int64_t bytes) const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return used_ + bytes <= capacity_;
+}
+
+void DevicePool::release(DeviceBuffer &buffer) {
+  if (!buffer.data)
+    return;
+  std::free(buffer.data);
+  std::lock_guard<std::mutex> lock(mutex);
+  used_ -= buffer.bytes;
+  buffer = DeviceBuffer();
+}
+
+int64_t DevicePool::used() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return used_;
+}
+
+int64_t DevicePool::peak() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return peak_;
+}
+
+NextTier::~NextTier() = default;
+
+std::unique_ptr<NextTier> NextTier::inMemory() {
+  return std::make_unique<MemoryTier>();
+}
+
+llvm::Expected<std::unique_ptr<NextTier>>
+NextTier::inFolder(const std::string &folder, bool direct) {
+  static std::atomic<int> counter{0};
+  std::string path = folder + "/saga-spill-" + std::to_string(getpid()) + "-" +
+                     std::to_string(counter++) + ".bin";
+  int fd = ::open(path.c_str(),
+                  O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | (direct ? O_DIRECT : 0),
+                  0600);
+  if (fd < 0)
+    return llvm::createStringError("scratch folder " + folder +
+                                   ": cannot create the spill file " + path +
+                                   ": " + std::strerror(errno));
+  return std::make_unique<FileTier>(path, fd, direct);
+}

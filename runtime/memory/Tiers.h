@@ -1,0 +1,81 @@
+//===- Tiers.h - the device tier's pool and the next tier -------*- C++ -*-===//
+//
+// Two tiers of memory for runs larger than the device (DESIGN.md, Memory
+// tiers). The device tier is a pool with a hard capacity: an allocation
+// that would pass it fails with a message, it never overcommits. The next
+// tier keeps what the memory plan stores: host RAM, or a spill file in a
+// scratch folder (written with pwrite, read with pread, optionally
+// O_DIRECT; each slot's CRC-32 is checked on every read, so a torn or
+// corrupted spill is never read as valid; a full or unwritable folder is an
+// error naming the path). On a GPU the same two roles are GPU memory and
+// pinned host RAM.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_MEMORY_TIERS_H
+#define SAGA_RUNTIME_MEMORY_TIERS_H
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+/// A block of device-tier memory (64-byte aligned; 4096 for O_DIRECT).
+struct DeviceBuffer {
+  void *data = nullptr;
+  int64_t bytes = 0;
+};
+
+class DevicePool {
+public:
+  explicit DevicePool(int64_t capacity) : capacity_(capacity) {}
+  ~DevicePool();
+  DevicePool(const DevicePool &) = delete;
+  DevicePool &operator=(const DevicePool &) = delete;
+
+  /// A buffer of `bytes`, or an error saying what was asked for, what is
+  /// in use and the capacity (naming `what`).
+  llvm::Expected<DeviceBuffer> allocate(int64_t bytes, const std::string &what);
+  /// Whether `bytes` more fit now.
+  bool fits(int64_t bytes) const;
+  void release(DeviceBuffer &buffer);
+
+  int64_t capacity() const { return capacity_; }
+  int64_t used() const;
+  int64_t peak() const;
+
+private:
+  int64_t capacity_;
+  mutable std::mutex mutex;
+  int64_t used_ = 0, peak_ = 0;
+};
+
+/// Where stored tensors live: slots keyed by an integer (the tensor).
+class NextTier {
+public:
+  virtual ~NextTier();
+  /// Stores `bytes` from `data` as `key` (replacing an earlier slot).
+  virtual llvm::Error write(int key, const void *data, int64_t bytes) = 0;
+  /// Reads slot `key` (exactly `bytes`) into `data`, checking its CRC.
+  virtual llvm::Error read(int key, void *data, int64_t bytes) = 0;
+  /// Bytes the tier holds now.
+  virtual int64_t bytesHeld() const = 0;
+  /// "host RAM" or the spill file's path, for messages.
+  virtual std::string describe() const = 0;
+
+  static std::unique_ptr<NextTier> inMemory();
+  /// A spill file created in `folder` (removed when the tier goes). With
+  /// `direct`, reads and writes bypass the page cache.
+  static llvm::Expected<std::unique_ptr<NextTier>>
+  inFolder(const std::string &folder, bool direct = false);
+};
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_MEMORY_TIERS_H
