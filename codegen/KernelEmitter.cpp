@@ -663,6 +663,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                      std::max(1u, elementTypeOf(v).getIntOrFloatBitWidth() / 8);
     }
     func->setAttr("saga.gather_bytes", tb.getI64IntegerAttr(gatherBytes));
+  }
+  if (overEdges) {
     // The first operands, by group: read at the source, at the destination,
     // per edge (what a chunked schedule streams, keeps, or slices).
     func->setAttr("saga.operand_groups",

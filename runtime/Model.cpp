@@ -271,6 +271,7 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   r.seconds = results->seconds;
   r.peakBytes = results->peakBytes;
   r.sourceIntervals = results->sourceIntervals;
+  r.chunked = results->chunked;
   r.profile = std::move(results->profile);
   r.prediction = std::move(results->values[0]);
   if (results->values.size() > 1)
@@ -291,6 +292,7 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
   r.seconds = results->seconds;
   r.peakBytes = results->peakBytes;
   r.sourceIntervals = results->sourceIntervals;
+  r.chunked = results->chunked;
   r.profile = std::move(results->profile);
   auto names = impl->trainModel->getAttrOfType<ArrayAttr>("saga.gradients");
   size_t first = results->values.size() - names.size();
@@ -344,13 +346,23 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   size_t peakBytes = 0;
   ec.peakBytes = &peakBytes;
   auto start = std::chrono::steady_clock::now();
-  auto results = execute(plan, ec);
+  ChunkedStats chunked;
+  if (options.memoryBudget < 0)
+    return llvm::createStringError("the memory budget must be positive");
+  auto results =
+      options.memoryBudget > 0
+          ? executeChunked(plan, ec,
+                           {options.memoryBudget, options.intervals,
+                            options.scratch, options.directIO},
+                           &chunked)
+          : execute(plan, ec);
   if (!results)
     return results.takeError();
   RunResult r;
   r.seconds = secondsSince(start);
   r.peakBytes = peakBytes;
   r.sourceIntervals = intervalsUsed;
+  r.chunked = chunked;
   r.profile = std::move(profile);
   r.values = std::move(*results);
   return r;

@@ -16,6 +16,7 @@
 #ifndef SAGA_RUNTIME_MODEL_H
 #define SAGA_RUNTIME_MODEL_H
 
+#include "runtime/exec/ChunkedExecutor.h"
 #include "runtime/exec/PlanMemory.h"
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/Tensor.h"
@@ -79,6 +80,14 @@ struct ForwardOptions {
   /// gathered rows outgrow the cache), 1 never, P > 1 always P intervals.
   /// Results are the same bit for bit.
   int64_t sourceIntervals = 0;
+  /// Out of core (runtime/exec/ChunkedExecutor.h): with a budget in bytes,
+  /// the plan's buffers, inputs and parameters live in a device tier of
+  /// that size over a next tier (host RAM, or spill files in `scratch`);
+  /// vertex values split into row intervals. Same results bit for bit.
+  int64_t memoryBudget = 0;
+  std::string scratch;
+  bool directIO = false;   // O_DIRECT spills
+  int64_t intervals = 0;   // 0: the smallest that fits the budget
 };
 
 struct TrainStepResult {
@@ -93,6 +102,8 @@ struct TrainStepResult {
   std::vector<std::pair<std::string, double>> profile;
   /// The most source intervals a propagation ran over (1: none chunked).
   int64_t sourceIntervals = 1;
+  /// With ForwardOptions::memoryBudget: intervals, planned and moved bytes.
+  ChunkedStats chunked;
 };
 
 struct ForwardResult {
@@ -102,6 +113,7 @@ struct ForwardResult {
   std::vector<std::pair<std::string, double>> profile; // step, seconds
   size_t peakBytes = 0; // as in TrainStepResult
   int64_t sourceIntervals = 1; // as in TrainStepResult
+  ChunkedStats chunked;         // as in TrainStepResult
 };
 
 class Model {
@@ -155,6 +167,7 @@ private:
     double seconds = 0;
     size_t peakBytes = 0;
     int64_t sourceIntervals = 1;
+    ChunkedStats chunked;
     std::vector<std::pair<std::string, double>> profile;
   };
   llvm::Expected<RunResult> run(ModelOp plan, const CpuKernels &kernels,

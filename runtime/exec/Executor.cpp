@@ -1,6 +1,7 @@
 //===- Executor.cpp - runs an execution plan ------------------------------===//
 
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/FastExp.h"
 
 #include "codegen/CpuJit.h"
@@ -23,125 +24,10 @@
 
 using namespace mlir;
 using namespace saga;
+using namespace saga::exec;
 
 namespace {
 
-/// Rows per task for vertex-parallel work; fixed so that results do not
-/// depend on the thread count.
-constexpr int64_t kRowsPerTask = 256;
-/// Edges per task (at least) for propagation kernels.
-constexpr int64_t kEdgesPerTask = 16384;
-
-/// The expanded LLVM form of a `memref<?xT>` argument.
-struct FlatMemRef {
-  void *allocated;
-  void *aligned;
-  int64_t offset;
-  int64_t size;
-  int64_t stride;
-};
-
-FlatMemRef flat(void *data, int64_t size) {
-  return {data, data, 0, size, 1};
-}
-
-std::vector<int64_t> shapeOf(Type type, int64_t rows) {
-  std::vector<int64_t> shape;
-  if (auto d = dyn_cast<DomainType>(type)) {
-    shape.push_back(rows);
-    llvm::append_range(shape, d.getShape());
-  } else {
-    llvm::append_range(shape, cast<RankedTensorType>(type).getShape());
-  }
-  return shape;
-}
-
-DType dtypeOf(Type type) {
-  Type elem = isa<DomainType>(type) ? cast<DomainType>(type).getElementType()
-                                    : getElementTypeOrSelf(type);
-  return isa<IntegerType>(elem) ? DType::I32 : DType::F32;
-}
-
-llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
-  // `file:line:col`, as compile-time diagnostics print it.
-  std::string loc;
-  llvm::raw_string_ostream os(loc);
-  if (auto flc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    os << flc.getFilename().getValue() << ':' << flc.getLine() << ':'
-       << flc.getColumn();
-  else
-    os << op->getLoc();
-  return llvm::createStringError(os.str() + ": " + message);
-}
-
-/// Task boundaries over vertices: fixed row blocks, or blocks of about
-/// kEdgesPerTask edges of a CSR's `offsets` for propagation. Every boundary
-/// is a multiple of kRowsPerTask, so a task covers whole row blocks and
-/// sums over rows can be formed per block inside any kernel (see
-/// Run::launch) in the same order as saga.sum_rows forms them.
-std::vector<int64_t> rowBlocks(const Graph &g,
-                               const std::vector<int64_t> *offsets) {
-  std::vector<int64_t> bounds{0};
-  int64_t v = g.numVertices;
-  if (!offsets) {
-    for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
-      bounds.push_back(r);
-  } else {
-    int64_t start = 0;
-    for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
-      if ((*offsets)[r] - (*offsets)[start] >= kEdgesPerTask ||
-          r - start >= 8 * kRowsPerTask) {
-        bounds.push_back(r);
-        start = r;
-      }
-  }
-  bounds.push_back(v);
-  return bounds;
-}
-
-/// Sums over rows, formed the same way wherever they are formed (in
-/// saga.sum_rows, or inside the kernel that makes the rows): per block of
-/// kRowsPerTask rows, in row order and in double; then over the blocks, in
-/// block order. Adds rows [begin, end) (row `begin` at `rows`, `w` wide) to
-/// `partial` (w doubles per block); begin is a block boundary.
-void addToBlockSums(const float *rows, int64_t begin, int64_t end, int64_t w,
-                    double *partial) {
-  for (int64_t b = begin / kRowsPerTask; b * kRowsPerTask < end; ++b) {
-    double *p = partial + b * w;
-    int64_t last = std::min(end, (b + 1) * kRowsPerTask);
-    for (int64_t v = b * kRowsPerTask; v < last; ++v)
-      for (int64_t j = 0; j < w; ++j)
-        p[j] += rows[(v - begin) * w + j];
-  }
-}
-
-/// out[j] = the sum over `blocks` blocks of partial, in block order.
-void finishBlockSums(const std::vector<double> &partial, int64_t blocks,
-                     int64_t w, float *out) {
-  for (int64_t j = 0; j < w; ++j) {
-    double s = 0;
-    for (int64_t b = 0; b < blocks; ++b)
-      s += partial[size_t(b * w + j)];
-    out[j] = float(s);
-  }
-}
-
-/// e[j] = exp(row[j] - m) for the c entries of a logits row (m its
-/// maximum, so each term is at most 1), and their sum, in double.
-double expSum(const float *row, int64_t c, float m, std::vector<float> &e) {
-  for (int64_t j = 0; j < c; ++j)
-    e[size_t(j)] = expNonPositive(row[j] - m);
-  double s = 0;
-  for (int64_t j = 0; j < c; ++j)
-    s += e[size_t(j)];
-  return s;
-}
-
-/// The first 64-byte aligned float of `buffer` (sized 16 floats over).
-float *aligned64(std::vector<float> &buffer) {
-  return reinterpret_cast<float *>(
-      (reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t(63));
-}
 
 class Run {
 public:
@@ -663,7 +549,6 @@ llvm::Error Run::gradients(Operation *op) {
     // their number is bounded, so the partial products take at most
     // kWeightGradSlices weights of memory (one per 256-row block took 64 MiB
     // for a 64 x 64 weight at 1M vertices).
-    constexpr int64_t kWeightGradSlices = 64;
     const Tensor *x = lookup(lw.getInput()), *dy = lookup(lw.getGradOutput());
     Tensor *dw = allocate(lw.getResult());
     int64_t k = x->rowSize(), n = dy->rowSize(), blocks = mapBlocks.size() - 1;

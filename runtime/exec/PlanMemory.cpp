@@ -1,6 +1,7 @@
 //===- PlanMemory.cpp - a plan's operators as a memory problem ------------===//
 
 #include "runtime/exec/PlanMemory.h"
+#include "runtime/exec/ExecHelpers.h"
 
 #include "dialect/Saga.h"
 
@@ -40,11 +41,22 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
                                    int64_t pinBelow, int64_t intervals) {
   PlanMemory out;
   MemoryProblem &p = out.problem;
-  const int64_t parts = std::max<int64_t>(1, intervals);
-  // Per value: its tensors (one, or one per interval for graph values);
+  out.bounds = intervals > 1 ? exec::chunkIntervals(graph, intervals)
+                             : std::vector<int32_t>{0, graph.numVertices};
+  const int64_t parts = int64_t(out.bounds.size()) - 1;
+  auto rowsOf = [&](int64_t j) {
+    return int64_t(out.bounds[size_t(j) + 1] - out.bounds[size_t(j)]);
+  };
+  // Per value: its tensors (one, or one per interval for vertex values);
   // empty when pinned (small) or not a tensor.
   llvm::DenseMap<Value, std::vector<int>> index;
   std::vector<int> params;
+  auto newTensor = [&](const std::string &name, int64_t bytes, bool input,
+                       PlanPiece piece) {
+    p.tensors.push_back({name, bytes, input});
+    out.pieces.push_back(piece);
+    return int(p.tensors.size()) - 1;
+  };
   auto tensorsOf = [&](Value v, bool input) -> const std::vector<int> & {
     auto it = index.find(v);
     if (it != index.end())
@@ -55,32 +67,44 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
     input = input || !def || isa<ParamOp>(def) ||
             def->hasTrait<OpTrait::ConstantLike>();
     int64_t bytes = bytesOf(v.getType(), graph);
-    if (bytes == 0 || bytes < pinBelow) {
+    // Only values that are not per vertex or edge are pinned by size:
+    // graph values always go through the plan.
+    if (bytes == 0 || (bytes < pinBelow && !isa<DomainType>(v.getType()))) {
       out.pinnedBytes += bytes;
       return ts;
     }
     std::string name;
     llvm::raw_string_ostream os(name);
     v.printAsOperand(os, OpPrintingFlags());
-    int64_t pieces = isa<DomainType>(v.getType()) ? parts : 1;
-    for (int64_t j = 0; j < pieces; ++j) {
-      ts.push_back(int(p.tensors.size()));
-      p.tensors.push_back(
-          {pieces == 1 ? os.str() : os.str() + "#" + std::to_string(j),
-           bytes / pieces + (j < bytes % pieces ? 1 : 0), input});
+    auto d = dyn_cast<DomainType>(v.getType());
+    if (parts == 1 || !d || d.isEdgeDomain()) {
+      ts.push_back(newTensor(os.str(), bytes, input,
+                             {v.getAsOpaquePointer(), -1, nullptr}));
+      return ts;
     }
+    int64_t rowBytes = bytes / graph.numVertices;
+    for (int64_t j = 0; j < parts; ++j)
+      ts.push_back(newTensor(os.str() + "#" + std::to_string(j),
+                             rowBytes * rowsOf(j), input,
+                             {v.getAsOpaquePointer(), j, nullptr}));
     return ts;
   };
   auto add = [](std::vector<int> &to, int t) {
-    if (std::find(to.begin(), to.end(), t) == to.end())
+    if (t >= 0 && std::find(to.begin(), to.end(), t) == to.end())
       to.push_back(t);
   };
-  // Piece j of a value: interval j of a graph value, else the whole.
+  // Piece j of a value: interval j of a vertex value, else the whole.
   auto piece = [&](Value v, int64_t j) -> int {
     const std::vector<int> &ts = tensorsOf(v, false);
     if (ts.empty())
       return -1;
     return ts.size() == 1 ? ts[0] : ts[size_t(j)];
+  };
+  // Every step is kept, even one that touches only small (pinned) values:
+  // an executor runs the problem's operators.
+  auto push = [&](PlanOperator o, PlanStep step) {
+    p.ops.push_back(std::move(o));
+    out.steps.push_back(step);
   };
   Block &block = plan.getBody().front();
   for (BlockArgument arg : block.getArguments())
@@ -93,26 +117,28 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
         params.push_back(t);
       continue;
     }
-    auto push = [&](PlanOperator o) {
-      if (!o.reads.empty() || !o.writes.empty() || !o.updates.empty())
-        p.ops.push_back(std::move(o));
-    };
-    bool overRows = parts > 1 && !isa<ReturnOp>(op) &&
-                    (llvm::any_of(op.getOperandTypes(), llvm::IsaPred<DomainType>) ||
-                     llvm::any_of(op.getResultTypes(), llvm::IsaPred<DomainType>));
+    bool overRows =
+        parts > 1 && !isa<ReturnOp>(op) &&
+        (llvm::any_of(op.getOperandTypes(), llvm::IsaPred<DomainType>) ||
+         llvm::any_of(op.getResultTypes(), llvm::IsaPred<DomainType>));
     if (!overRows) {
       PlanOperator o;
       o.name = isa<ReturnOp>(op) ? "return (optimiser)" : describe(&op);
-      for (Value v : op.getOperands())
+      for (Value v : op.getOperands()) {
+        // Vertex values the plan returns go to the caller's memory piece
+        // by piece as they are made, not through the device tier.
+        if (isa<ReturnOp>(op) && parts > 1 && isa<DomainType>(v.getType()))
+          continue;
         for (int t : tensorsOf(v, false))
           add(o.reads, t);
+      }
       if (isa<ReturnOp>(op))
         for (int t : params)
           add(o.reads, t);
       for (Value r : op.getResults())
         for (int t : tensorsOf(r, false))
           o.writes.push_back(t);
-      push(std::move(o));
+      push(std::move(o), {&op, -1, -1});
       continue;
     }
     // The propagation's operand groups: the other end's operands are
@@ -125,40 +151,53 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
     auto groups = kernel ? kernel->getAttrOfType<DenseI64ArrayAttr>(
                                "saga.operand_groups")
                          : DenseI64ArrayAttr();
-    bool propagate = launch && launch.getPropagate() && groups;
+    auto stateWidth =
+        kernel ? kernel->getAttrOfType<IntegerAttr>("saga.state_width")
+               : IntegerAttr();
+    bool propagate = launch && launch.getPropagate() && groups && stateWidth;
+    // An edge_map writes the rows of the edges into each interval, reading
+    // their sources: by 2-D chunk too.
+    bool twoD = propagate || (launch && launch.getEdgeMap() && groups);
     bool reversed = propagate && kernel->hasAttr("saga.reversed");
     auto otherSide = [&](unsigned k) {
-      if (!propagate)
+      if (!twoD)
         return false;
       int64_t srcs = groups[0], dsts = groups[1];
       return reversed ? k >= srcs && k < srcs + dsts : k < srcs;
     };
-    for (int64_t j = 0; j < parts; ++j)
-      for (int64_t i = 0; i < (propagate ? parts : 1); ++i) {
+    for (int64_t j = 0; j < parts; ++j) {
+      int state = -1;
+      if (propagate)
+        state = newTensor(describe(&op) + " state#" + std::to_string(j),
+                          rowsOf(j) * stateWidth.getInt() * 4, false,
+                          {nullptr, j, &op});
+      for (int64_t i = 0; i < (twoD ? parts : 1); ++i) {
         PlanOperator o;
         o.name = describe(&op) + " [" +
-                 (propagate ? std::to_string(i) + ", " : "") +
+                 (twoD ? std::to_string(i) + ", " : "") +
                  std::to_string(j) + "]";
-        for (auto [k, v] : llvm::enumerate(op.getOperands())) {
-          int t = piece(v, otherSide(unsigned(k)) ? i : j);
-          if (t >= 0)
-            add(o.reads, t);
-        }
+        for (auto [k, v] : llvm::enumerate(op.getOperands()))
+          add(o.reads, piece(v, otherSide(unsigned(k)) ? i : j));
+        if (propagate)
+          (i == 0 ? o.writes : o.updates).push_back(state);
+        bool last = !propagate || i + 1 == parts;
         for (Value r : op.getResults()) {
           int t = piece(r, j);
           if (t < 0)
             continue;
-          // A running result (a propagation's state, a reduction over
-          // rows) is made by the first step and updated by the others.
-          bool running = propagate ? i > 0
-                                   : !isa<DomainType>(r.getType()) && j > 0;
-          if (running)
+          // A reduction over rows to a non-graph value accumulates: made
+          // at the first interval, updated by the others.
+          // So does an edge value, whose rows are the in-edges of every
+          // interval.
+          auto d = dyn_cast<DomainType>(r.getType());
+          if ((!d || d.isEdgeDomain()) && (j > 0 || i > 0))
             add(o.updates, t);
-          else
+          else if (last)
             o.writes.push_back(t);
         }
-        push(std::move(o));
+        push(std::move(o), {&op, twoD ? i : -1, j});
       }
+    }
   }
   return out;
 }

@@ -6,8 +6,9 @@
 // operator reading its operands and writing its results, and the return
 // (where the optimiser takes the gradients) reads what the plan returns and
 // every parameter. Graph inputs and parameters start in the next tier.
-// Values smaller than `pinBelow` bytes are left out: they stay resident
-// (their total is `pinnedBytes`, to take off the budget).
+// Values that are not per vertex or edge (parameters, their gradients,
+// scalars) and smaller than `pinBelow` bytes are left out: they stay
+// resident (their total is `pinnedBytes`, to take off the budget).
 //
 // With `intervals` P > 1 the problem is the chunked level's: graph-wide
 // values split into P row intervals (tensor "v#j"); a step over rows runs
@@ -15,7 +16,11 @@
 // non-graph value accumulates: written at j = 0, updated after); a
 // propagation runs per 2-D chunk (i, j), reading the other end's piece i
 // and the row side's piece j, its results' piece j the running state
-// (written at i = 0, updated after).
+// (written at i = 0, updated after). With P > 1 a propagation also keeps
+// a state piece per destination interval (its running reductions: written
+// at i = 0, updated after, last read at i = P - 1, when its result piece is
+// written). The intervals' bounds are exec::chunkIntervals (slice bounds
+// of the weight gradient), so P may come out smaller than asked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,13 +30,37 @@
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/MemoryPlanner.h"
 
+namespace mlir {
+class Operation;
+}
+
 namespace saga {
 
 class ModelOp;
 
+/// Where an operator of the problem comes from: a plan op, over row
+/// interval j (-1: the whole op) and, for a propagation chunk, source
+/// interval i (-1 otherwise).
+struct PlanStep {
+  mlir::Operation *op = nullptr;
+  int64_t i = -1, j = -1;
+};
+
+/// What a tensor of the problem is: piece `piece` (-1: all of it) of a plan
+/// value (mlir::Value's opaque pointer), or the running state of the
+/// propagation `stateOf` over interval `piece`.
+struct PlanPiece {
+  void *value = nullptr;
+  int64_t piece = -1;
+  mlir::Operation *stateOf = nullptr;
+};
+
 struct PlanMemory {
   MemoryProblem problem; // budget left 0: the caller's to set
   int64_t pinnedBytes = 0;
+  std::vector<PlanStep> steps;   // per problem operator
+  std::vector<PlanPiece> pieces; // per problem tensor
+  std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
 };
 
 PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,

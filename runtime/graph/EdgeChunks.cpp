@@ -111,15 +111,19 @@ EdgeChunks EdgeChunks::build(const std::vector<int64_t> &offsets,
 }
 
 const EdgeChunks &EdgeChunkCache::get(bool reversed, int64_t parts) {
+  return get(reversed, EdgeChunks::equalIntervals(graph.numVertices, parts));
+}
+
+const EdgeChunks &EdgeChunkCache::get(bool reversed,
+                                      const std::vector<int32_t> &bounds) {
   std::lock_guard<std::mutex> lock(mutex);
-  auto &slot = built[{reversed, parts}];
+  auto &slot = built[{reversed, bounds}];
   if (!slot) {
     const auto &offsets = reversed ? graph.outOffsets : graph.inOffsets;
     const auto &others = reversed ? graph.outTargets : graph.inSources;
     const auto &ids = reversed ? graph.outEdgeIds : graph.inEdgeIds;
-    slot = std::make_unique<EdgeChunks>(EdgeChunks::build(
-        offsets, others, ids,
-        EdgeChunks::equalIntervals(graph.numVertices, parts)));
+    slot = std::make_unique<EdgeChunks>(
+        EdgeChunks::build(offsets, others, ids, bounds));
   }
   return *slot;
 }

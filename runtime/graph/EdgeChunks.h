@@ -68,12 +68,15 @@ class EdgeChunkCache {
 public:
   explicit EdgeChunkCache(const Graph &graph) : graph(graph) {}
   const EdgeChunks &get(bool reversed, int64_t parts);
+  /// The chunks over intervals with these bounds.
+  const EdgeChunks &get(bool reversed, const std::vector<int32_t> &bounds);
   const Graph &graphOf() const { return graph; }
 
 private:
   const Graph &graph;
   std::mutex mutex;
-  std::map<std::pair<bool, int64_t>, std::unique_ptr<EdgeChunks>> built;
+  std::map<std::pair<bool, std::vector<int32_t>>, std::unique_ptr<EdgeChunks>>
+      built;
 };
 
 } // namespace saga

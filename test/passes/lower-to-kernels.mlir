@@ -159,7 +159,7 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
 // releases them after.
 // CHECK-LABEL: func.func @saga_kernel_0
 // CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[Z:[a-z0-9]+]]: memref<?xf32>, %[[D:[a-z0-9]+]]: memref<?xf32>, %[[W:[a-z0-9]+]]: memref<?xf32>, %[[M:[a-z0-9]+]]: memref<?xf32>, %[[S:[a-z0-9]+]]: memref<?xf32>)
-// CHECK-SAME:    attributes {saga.kernel = "edge_map"}
+// CHECK-SAME:    attributes {saga.kernel = "edge_map", saga.operand_groups = array<i64: 1, 1, 1>}
 // CHECK:         scf.for %[[V:[a-z0-9]+]] =
 // CHECK:           memref.load %[[OFF]][%[[V]]]
 // CHECK:           scf.for %[[POS:[a-z0-9]+]] =

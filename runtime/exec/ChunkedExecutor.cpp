@@ -1,0 +1,630 @@
+//===- ChunkedExecutor.cpp - runs a plan under a memory budget ------------===//
+
+#include "runtime/exec/ChunkedExecutor.h"
+
+#include "runtime/exec/ExecHelpers.h"
+#include "runtime/exec/PlanMemory.h"
+
+#include "codegen/CpuJit.h"
+#include "codegen/KernelEmitter.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <cblas.h>
+
+#include <array>
+#include <cstring>
+#include <numeric>
+
+using namespace mlir;
+using namespace saga;
+using namespace saga::exec;
+
+namespace {
+
+/// Parameter-sized values under this many bytes stay in host memory, out
+/// of the plan.
+constexpr int64_t kPinBelow = 1 << 20;
+
+int64_t elementsOf(Type type, const Graph &g) {
+  int64_t n = 1;
+  for (int64_t d : shapeOf(type, isa<DomainType>(type) &&
+                                          cast<DomainType>(type).isEdgeDomain()
+                                      ? g.numEdges
+                                      : g.numVertices))
+    n *= d;
+  return n;
+}
+
+class ChunkedRun {
+public:
+  ChunkedRun(ModelOp model, const ExecutionContext &ctx, const PlanMemory &pm)
+      : model(model), ctx(ctx), pm(pm), g(*ctx.graph) {
+    mapBlocks = rowBlocks(g, nullptr);
+    inBlocks = rowBlocks(g, &g.inOffsets);
+    outBlocks = rowBlocks(g, &g.outOffsets);
+    for (size_t t = 0; t < pm.pieces.size(); ++t) {
+      const PlanPiece &p = pm.pieces[t];
+      if (p.stateOf)
+        states[{p.stateOf, p.piece}] = int(t);
+      else
+        tensorOf[{p.value, p.piece}] = int(t);
+    }
+    parts = int64_t(pm.bounds.size()) - 1;
+    ReturnOp ret = cast<ReturnOp>(model.getBody().front().getTerminator());
+    for (Value v : ret.getOperands())
+      returned.insert(v);
+  }
+
+  /// Writes every input tensor of the problem (graph inputs, parameters,
+  /// constants, piece by piece) to the next tier.
+  llvm::Error seed(NextTier &tier);
+  /// Runs operator k of the problem, then hands the rows it made of
+  /// returned vertex values to the caller's outputs.
+  llvm::Error compute(int k, Resident &r);
+  std::vector<Tensor> takeResults() { return std::move(results); }
+
+private:
+  int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
+  int64_t hi(int64_t j) const {
+    return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
+  }
+  /// The caller's tensor behind a graph input or parameter, or null.
+  const Tensor *external(Value v) const;
+  /// Row 0 of `v` as seen from interval j (a piece's base shifted back by
+  /// its first row), or the whole value; allocates small plan values.
+  char *addr(Value v, int64_t j, Resident &r);
+  /// The task boundaries of `blocks` inside interval j.
+  std::vector<int64_t> window(const std::vector<int64_t> &blocks,
+                              int64_t j) const;
+  llvm::Error dispatch(int k, Resident &r);
+  llvm::Error launch(LaunchOp op, int64_t i, int64_t j, Resident &r);
+  void gemm(Value x, Value w, Value y, bool transpose, int64_t j, Resident &r);
+  llvm::Error scalarOp(Operation *op, int64_t j, Resident &r);
+
+  mutable ModelOp model;
+  const ExecutionContext &ctx;
+  const PlanMemory &pm;
+  const Graph &g;
+  int64_t parts = 1;
+  std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
+  std::map<std::pair<void *, int64_t>, int> tensorOf;
+  std::map<std::pair<Operation *, int64_t>, int> states;
+  llvm::DenseMap<Value, Tensor> pinned;   // small values the plan makes
+  llvm::DenseMap<Value, Tensor> outputs;  // returned vertex values
+  llvm::DenseSet<Value> returned;
+  // Reductions over rows, accumulated interval by interval.
+  llvm::DenseMap<Operation *, std::vector<double>> blockSums;
+  llvm::DenseMap<Operation *, std::vector<float>> slices;
+  llvm::DenseMap<Operation *, std::vector<double>> lossTerms;
+  llvm::DenseMap<Operation *, std::vector<char>> lossCounted;
+  std::vector<Tensor> results;
+};
+
+const Tensor *ChunkedRun::external(Value v) const {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                   "saga.name");
+    std::string n =
+        name ? name.str() : "#" + std::to_string(arg.getArgNumber());
+    auto it = ctx.inputs->find(n);
+    return it == ctx.inputs->end() ? nullptr : &it->second;
+  }
+  if (auto param = v.getDefiningOp<ParamOp>()) {
+    auto it = ctx.params->find(param.getName());
+    return it == ctx.params->end() ? nullptr : &it->second;
+  }
+  return nullptr;
+}
+
+char *ChunkedRun::addr(Value v, int64_t j, Resident &r) {
+  auto d = dyn_cast<DomainType>(v.getType());
+  bool split = parts > 1 && d && !d.isEdgeDomain();
+  auto it = tensorOf.find({v.getAsOpaquePointer(), split ? j : -1});
+  if (it != tensorOf.end()) {
+    char *data = static_cast<char *>(r.at(it->second).data);
+    if (!split)
+      return data;
+    int64_t rowBytes = elementsOf(v.getType(), g) / g.numVertices * 4;
+    return data - lo(j) * rowBytes;
+  }
+  if (const Tensor *t = external(v))
+    return static_cast<char *>(const_cast<void *>(
+        static_cast<const void *>(t->f32())));
+  auto p = pinned.find(v);
+  if (p == pinned.end()) {
+    p = pinned
+            .try_emplace(v, Tensor(shapeOf(v.getType(),
+                                           d && d.isEdgeDomain()
+                                               ? g.numEdges
+                                               : g.numVertices),
+                                   dtypeOf(v.getType())))
+            .first;
+    // Splat constants (scalars, and those hoisted out of bodies).
+    if (auto c = v.getDefiningOp<arith::ConstantOp>())
+      if (auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+          dense && dense.isSplat() && isa<FloatType>(dense.getElementType()))
+        std::fill(p->second.f32(), p->second.f32() + p->second.numElements(),
+                  float(dense.getSplatValue<APFloat>().convertToDouble()));
+  }
+  return static_cast<char *>(p->second.data());
+}
+
+std::vector<int64_t> ChunkedRun::window(const std::vector<int64_t> &blocks,
+                                        int64_t j) const {
+  std::vector<int64_t> w{lo(j)};
+  for (int64_t b : blocks)
+    if (b > lo(j) && b < hi(j))
+      w.push_back(b);
+  w.push_back(hi(j));
+  return w;
+}
+
+llvm::Error ChunkedRun::seed(NextTier &tier) {
+  for (size_t t = 0; t < pm.problem.tensors.size(); ++t) {
+    if (!pm.problem.tensors[t].input)
+      continue;
+    const PlanPiece &p = pm.pieces[t];
+    Value v = Value::getFromOpaquePointer(p.value);
+    std::vector<char> splat;
+    const char *data = nullptr;
+    if (const Tensor *ext = external(v)) {
+      if (ext->numElements() != elementsOf(v.getType(), g))
+        return llvm::createStringError(
+            "input has shape " + ext->describe() + ", the model needs " +
+            Tensor::describe(shapeOf(v.getType(), g.numVertices),
+                             dtypeOf(v.getType())));
+      data = static_cast<const char *>(static_cast<const void *>(ext->f32()));
+    } else if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+      if (!dense || !dense.isSplat())
+        return errorAt(c, "only splat float constants are supported");
+      std::vector<float> f(size_t(elementsOf(v.getType(), g)),
+                           float(dense.getSplatValue<APFloat>().convertToDouble()));
+      splat.assign(reinterpret_cast<char *>(f.data()),
+                   reinterpret_cast<char *>(f.data() + f.size()));
+      data = splat.data();
+    } else {
+      return llvm::createStringError("input " + pm.problem.tensors[t].name +
+                                     " is not set");
+    }
+    int64_t rowBytes = p.piece >= 0 ? pm.problem.tensors[t].bytes /
+                                          (hi(p.piece) - lo(p.piece))
+                                    : 0;
+    if (llvm::Error e = tier.write(int(t), data + lo(p.piece) * rowBytes,
+                                   pm.problem.tensors[t].bytes))
+      return e;
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
+  CpuKernels::Packed kernel = ctx.kernels->lookup(op.getCallee());
+  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      op, op.getCalleeAttr());
+  if (!kernel || !fn)
+    return errorAt(op, "kernel '" + op.getCallee().str() + "' was not compiled");
+  bool reversed = fn->hasAttr("saga.reversed");
+  bool overEdges = op.getPropagate() || op.getEdgeMap();
+  // Propagations and edge maps run per 2-D chunk (i, j): the edges from
+  // interval i into interval j.
+  bool chunked = overEdges && parts > 1;
+  std::vector<FlatMemRef> buffers;
+  auto csr = [&](const std::vector<int64_t> &offsets,
+                 const std::vector<int32_t> &others,
+                 const std::vector<int32_t> &ids) {
+    buffers.push_back(flat(const_cast<int64_t *>(offsets.data()), offsets.size()));
+    buffers.push_back(flat(const_cast<int32_t *>(others.data()), others.size()));
+    buffers.push_back(flat(const_cast<int32_t *>(ids.data()), ids.size()));
+  };
+  if (chunked) {
+    const EdgeChunks::Chunk &c =
+        ctx.chunks->get(reversed, pm.bounds).chunks[size_t(i)];
+    csr(c.offsets, c.others, c.edgeIds);
+  } else if (overEdges) {
+    reversed ? csr(g.outOffsets, g.outTargets, g.outEdgeIds)
+             : csr(g.inOffsets, g.inSources, g.inEdgeIds);
+  }
+  size_t phaseAt = size_t(-1);
+  int64_t phase = kPhaseWhole;
+  if (op.getPropagate()) {
+    const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
+    buffers.push_back(flat(const_cast<int64_t *>(offsets.data()), offsets.size()));
+    phaseAt = buffers.size();
+    if (chunked) {
+      phase = (i > 0 ? kPhaseResume : 0) | (i + 1 == parts ? kPhaseFinish : 0);
+      // (state below)
+      int64_t width = fn->getAttrOfType<IntegerAttr>("saga.state_width").getInt();
+      char *state = static_cast<char *>(r.at(states.at({op, j})).data) -
+                    lo(j) * width * 4;
+      buffers.push_back(flat(state, g.numVertices * width));
+    } else {
+      buffers.push_back(flat(nullptr, 0));
+    }
+  }
+  auto groups = fn->getAttrOfType<DenseI64ArrayAttr>("saga.operand_groups");
+  for (auto [k, v] : llvm::enumerate(op.getOperands())) {
+    bool other = false;
+    if (chunked && groups) {
+      int64_t srcs = groups[0], dsts = groups[1];
+      other = reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
+                       : int64_t(k) < srcs;
+    }
+    buffers.push_back(flat(addr(v, other ? i : j, r), elementsOf(v.getType(), g)));
+  }
+  // A propagation writes its results at its last chunk only.
+  bool writes = !chunked || !op.getPropagate() || i + 1 == parts;
+  // (Before, its result rows are not resident: the kernel only reads
+  // their size.)
+  for (Value res : op.getResults())
+    buffers.push_back(flat(writes ? addr(res, j, r) : nullptr,
+                           elementsOf(res.getType(), g)));
+  std::vector<int64_t> tasks =
+      window(!overEdges ? mapBlocks : reversed ? outBlocks : inBlocks, j);
+  ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t task) {
+    int64_t begin = tasks[size_t(task)], end = tasks[size_t(task) + 1];
+    int64_t seed = static_cast<int64_t>(ctx.seed), ph = phase;
+    std::vector<FlatMemRef> local = buffers;
+    std::vector<void *> args{&begin, &end, &seed};
+    for (size_t b = 0; b < local.size(); ++b) {
+      FlatMemRef &m = local[b];
+      if (b == phaseAt)
+        args.push_back(&ph);
+      args.insert(args.end(),
+                  {&m.allocated, &m.aligned, &m.offset, &m.size, &m.stride});
+    }
+    kernel(args.data());
+  });
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::compute(int k, Resident &r) {
+  if (llvm::Error e = dispatch(k, r))
+    return e;
+  // Returned vertex values go to the caller piece by piece, once final.
+  const PlanStep &step = pm.steps[size_t(k)];
+  if (parts == 1 || (step.i >= 0 && step.i + 1 != parts &&
+                     !isa<LaunchOp>(step.op)) ||
+      (step.i >= 0 && step.i + 1 != parts &&
+       cast<LaunchOp>(step.op).getPropagate()))
+    return llvm::Error::success();
+  for (Value res : step.op->getResults()) {
+    auto d = dyn_cast<DomainType>(res.getType());
+    if (!returned.contains(res) || !d || d.isEdgeDomain())
+      continue;
+    auto [it, fresh] = outputs.try_emplace(
+        res, Tensor::uninitialized(shapeOf(res.getType(), g.numVertices),
+                                   dtypeOf(res.getType())));
+    int64_t rowBytes = it->second.rowSize() * 4;
+    std::memcpy(static_cast<char *>(it->second.data()) + lo(step.j) * rowBytes,
+                addr(res, step.j, r) + lo(step.j) * rowBytes,
+                size_t((hi(step.j) - lo(step.j)) * rowBytes));
+  }
+  return llvm::Error::success();
+}
+
+void ChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose, int64_t j,
+                      Resident &r) {
+  const float *x = reinterpret_cast<const float *>(addr(xv, j, r));
+  const float *w = reinterpret_cast<const float *>(addr(wv, j, r));
+  float *y = reinterpret_cast<float *>(addr(yv, j, r));
+  int64_t k = elementsOf(xv.getType(), g) / g.numVertices,
+          n = elementsOf(yv.getType(), g) / g.numVertices;
+  std::vector<int64_t> tasks = window(mapBlocks, j);
+  ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t t) {
+    int64_t begin = tasks[size_t(t)], rows = tasks[size_t(t) + 1] - begin;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, transpose ? CblasTrans : CblasNoTrans,
+                int(rows), int(n), int(k), 1.0f, x + begin * k, int(k), w,
+                int(transpose ? k : n), 0.0f, y + begin * n, int(n));
+  });
+}
+
+llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
+  const PlanStep &step = pm.steps[size_t(k)];
+  Operation *op = step.op;
+  const int64_t j = step.j;
+  const bool last = j < 0 || j + 1 == parts;
+  if (auto l = dyn_cast<LaunchOp>(op))
+    return launch(l, step.i, j, r);
+  if (auto l = dyn_cast<LinearOp>(op)) {
+    gemm(l.getInput(), l.getWeight(), l.getResult(), false, j, r);
+    return llvm::Error::success();
+  }
+  if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
+    gemm(lg.getGradOutput(), lg.getWeight(), lg.getResult(), true, j, r);
+    return llvm::Error::success();
+  }
+  if (isa<DegreeOp>(op)) {
+    float *d = reinterpret_cast<float *>(addr(op->getResult(0), j, r));
+    for (int64_t v = lo(j); v < hi(j); ++v)
+      d[v] = float(g.inDegree(int32_t(v)));
+    return llvm::Error::success();
+  }
+  if (isa<VertexIdOp>(op)) {
+    int32_t *d = reinterpret_cast<int32_t *>(addr(op->getResult(0), j, r));
+    for (int64_t v = lo(j); v < hi(j); ++v)
+      d[v] = int32_t(v);
+    return llvm::Error::success();
+  }
+  if (auto sum = dyn_cast<SumRowsOp>(op)) {
+    // Per 256-row block in double, blocks added in order at the end: the
+    // in-memory executor's sum bit for bit.
+    int64_t w = elementsOf(sum.getInput().getType(), g) / g.numVertices;
+    auto &partial = blockSums[op];
+    if (partial.empty())
+      partial.assign((mapBlocks.size() - 1) * size_t(w), 0.0);
+    const float *x = reinterpret_cast<const float *>(addr(sum.getInput(), j, r));
+    std::vector<int64_t> tasks = window(mapBlocks, j);
+    ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t t) {
+      int64_t b = tasks[size_t(t)], e = tasks[size_t(t) + 1];
+      addToBlockSums(x + b * w, b, e, w, partial.data());
+    });
+    if (last)
+      finishBlockSums(partial, int64_t(mapBlocks.size()) - 1, w,
+                      reinterpret_cast<float *>(addr(sum.getResult(), j, r)));
+    return llvm::Error::success();
+  }
+  if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
+    // The in-memory executor's slices; each lies inside one interval.
+    const float *x = reinterpret_cast<const float *>(addr(lw.getInput(), j, r));
+    const float *dy =
+        reinterpret_cast<const float *>(addr(lw.getGradOutput(), j, r));
+    int64_t kk = elementsOf(lw.getInput().getType(), g) / g.numVertices,
+            n = elementsOf(lw.getGradOutput().getType(), g) / g.numVertices,
+            blocks = int64_t(mapBlocks.size()) - 1;
+    int64_t count = std::min(blocks, kWeightGradSlices);
+    auto &partial = slices[op];
+    if (partial.empty())
+      partial.assign(size_t(count * kk * n), 0.0f);
+    ctx.pool->parallelFor(count, [&](int64_t t) {
+      int64_t begin = mapBlocks[size_t(t * blocks / count)],
+              end = mapBlocks[size_t((t + 1) * blocks / count)];
+      if (begin < lo(j) || end > hi(j))
+        return;
+      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(kk), int(n),
+                  int(end - begin), 1.0f, x + begin * kk, int(kk),
+                  dy + begin * n, int(n), 0.0f, partial.data() + t * kk * n,
+                  int(n));
+    });
+    if (last) {
+      float *dw = reinterpret_cast<float *>(addr(lw.getResult(), j, r));
+      for (int64_t e = 0; e < kk * n; ++e) {
+        float s = 0;
+        for (int64_t t = 0; t < count; ++t)
+          s += partial[size_t(t * kk * n + e)];
+        dw[e] = s;
+      }
+    }
+    return llvm::Error::success();
+  }
+  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
+    // Each loss row's term, then per 8192-entry chunk in order, chunks in
+    // order: the in-memory executor's sum.
+    const float *logits =
+        reinterpret_cast<const float *>(addr(ce.getLogits(), j, r));
+    const int32_t *labels =
+        reinterpret_cast<const int32_t *>(addr(ce.getLabels(), j, r));
+    int64_t c = elementsOf(ce.getLogits().getType(), g) / g.numVertices;
+    std::vector<int32_t> rows = ctx.lossMask;
+    if (rows.empty()) {
+      rows.resize(size_t(g.numVertices));
+      std::iota(rows.begin(), rows.end(), 0);
+    }
+    auto &terms = lossTerms[op];
+    auto &counted = lossCounted[op];
+    terms.resize(rows.size(), 0.0);
+    counted.resize(rows.size(), 0);
+    std::vector<float> e(static_cast<size_t>(c));
+    for (size_t q = 0; q < rows.size(); ++q) {
+      int32_t v = rows[q];
+      if (v < lo(j) || v >= hi(j))
+        continue;
+      int32_t label = labels[v];
+      if (label < 0 || label >= c)
+        continue;
+      const float *row = logits + int64_t(v) * c;
+      float m = *std::max_element(row, row + c);
+      terms[q] = double(m) + std::log(expSum(row, c, m, e)) - row[label];
+      counted[q] = 1;
+    }
+    if (last) {
+      double sum = 0;
+      int64_t n = 0;
+      for (size_t begin = 0; begin < rows.size(); begin += 8192) {
+        double chunk = 0;
+        for (size_t q = begin; q < std::min(rows.size(), begin + 8192); ++q)
+          if (counted[q]) {
+            chunk += terms[q];
+            ++n;
+          }
+        sum += chunk;
+      }
+      reinterpret_cast<float *>(addr(ce.getResult(), j, r))[0] =
+          float(n ? sum / double(n) : 0.0);
+    }
+    return llvm::Error::success();
+  }
+  if (auto ce = dyn_cast<CrossEntropyGradOp>(op)) {
+    const float *logits =
+        reinterpret_cast<const float *>(addr(ce.getLogits(), j, r));
+    const int32_t *labels =
+        reinterpret_cast<const int32_t *>(addr(ce.getLabels(), j, r));
+    float gr = reinterpret_cast<const float *>(addr(ce.getGrad(), j, r))[0];
+    float *d = reinterpret_cast<float *>(addr(ce.getResult(), j, r));
+    int64_t c = elementsOf(ce.getLogits().getType(), g) / g.numVertices;
+    std::fill(d + lo(j) * c, d + hi(j) * c, 0.0f);
+    std::vector<int32_t> rows = ctx.lossMask;
+    if (rows.empty()) {
+      rows.resize(size_t(g.numVertices));
+      std::iota(rows.begin(), rows.end(), 0);
+    }
+    // The count is over every loss row: labels are a graph input, whole in
+    // the caller's memory.
+    const Tensor *all = external(ce.getLabels());
+    if (!all)
+      return errorAt(op, "labels must be a graph input in a chunked run");
+    int64_t count = 0;
+    for (int32_t v : rows)
+      count += all->i32()[v] >= 0 && all->i32()[v] < c;
+    if (!count)
+      return llvm::Error::success();
+    const double scale = double(gr) / double(count);
+    std::vector<float> e(static_cast<size_t>(c));
+    for (int32_t v : rows) {
+      if (v < lo(j) || v >= hi(j))
+        continue;
+      int32_t label = labels[v];
+      if (label < 0 || label >= c)
+        continue;
+      const float *row = logits + int64_t(v) * c;
+      float *out = d + int64_t(v) * c;
+      float m = *std::max_element(row, row + c);
+      double invSum = 1.0 / expSum(row, c, m, e);
+      for (int64_t q = 0; q < c; ++q) {
+        double p = e[size_t(q)] * invSum;
+        out[q] += float(scale * (p - (q == label ? 1.0 : 0.0)));
+      }
+    }
+    return llvm::Error::success();
+  }
+  if (auto ret = dyn_cast<ReturnOp>(op)) {
+    for (Value v : ret.getOperands()) {
+      if (auto it = outputs.find(v); it != outputs.end()) {
+        results.push_back(it->second);
+        continue;
+      }
+      Tensor t(shapeOf(v.getType(), g.numVertices), dtypeOf(v.getType()));
+      std::memcpy(t.data(), addr(v, -1, r), size_t(t.numElements()) * 4);
+      results.push_back(std::move(t));
+    }
+    return llvm::Error::success();
+  }
+  return scalarOp(op, j, r);
+}
+
+// Model-level scalars and parameter-sized arithmetic (whole values).
+llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
+  auto f32 = [&](Value v) { return reinterpret_cast<float *>(addr(v, j, r)); };
+  if (isa<L2Op>(op)) {
+    const float *x = f32(op->getOperand(0));
+    int64_t n = elementsOf(op->getOperand(0).getType(), g);
+    double s = 0;
+    for (int64_t e = 0; e < n; ++e)
+      s += double(x[e]) * x[e];
+    f32(op->getResult(0))[0] = float(s / 2);
+    return llvm::Error::success();
+  }
+  if (isa<NegOp>(op)) {
+    const float *x = f32(op->getOperand(0));
+    float *z = f32(op->getResult(0));
+    for (int64_t e = 0, n = elementsOf(op->getResult(0).getType(), g); e < n; ++e)
+      z[e] = -x[e];
+    return llvm::Error::success();
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    int64_t n = elementsOf(op->getResult(0).getType(), g);
+    int64_t na = elementsOf(op->getOperand(0).getType(), g),
+            nb = elementsOf(op->getOperand(1).getType(), g);
+    if ((na != n && na != 1) || (nb != n && nb != 1))
+      return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
+    const float *x = f32(op->getOperand(0)), *y = f32(op->getOperand(1));
+    float *z = f32(op->getResult(0));
+    int64_t sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
+    for (int64_t e = 0; e < n; ++e) {
+      float u = x[e * sa], w = y[e * sb];
+      z[e] = isa<AddOp>(op)   ? u + w
+             : isa<SubOp>(op) ? u - w
+             : isa<MulOp>(op) ? u * w
+                              : u / w;
+    }
+    return llvm::Error::success();
+  }
+  return errorAt(op, "'" + op->getName().getStringRef().str() +
+                         "' cannot run under a memory budget yet");
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>>
+saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
+                     const ChunkedOptions &options, ChunkedStats *stats) {
+  const Graph &g = *ctx.graph;
+  if (!ctx.chunks)
+    return llvm::createStringError("a chunked run needs the graph's chunk cache");
+  // The smallest P whose largest step fits twice (the second copy is the
+  // room loads use to run ahead of compute).
+  int64_t maxParts =
+      std::min<int64_t>(kWeightGradSlices, (g.numVertices + 255) / 256);
+  PlanMemory pm;
+  int64_t minimum = 0;
+  for (int64_t p = options.intervals > 0 ? options.intervals : 1;;
+       p = std::min(maxParts, p * 2)) {
+    pm = planMemoryProblem(model, g, kPinBelow, p);
+    minimum = minimumBudget(pm.problem);
+    int64_t room = options.budget - pm.pinnedBytes;
+    if (options.intervals > 0 || 2 * minimum <= room || p >= maxParts)
+      break;
+  }
+  int64_t parts = int64_t(pm.bounds.size()) - 1;
+  int64_t room = options.budget - pm.pinnedBytes;
+  if (minimum > room) {
+    std::string largest;
+    for (const PlanOperator &op : pm.problem.ops) {
+      int64_t n = 0;
+      std::vector<int> seen;
+      for (const auto *l : {&op.reads, &op.writes, &op.updates})
+        for (int t : *l)
+          if (std::find(seen.begin(), seen.end(), t) == seen.end()) {
+            seen.push_back(t);
+            n += pm.problem.tensors[size_t(t)].bytes;
+          }
+      if (n == minimum) {
+        largest = op.name;
+        break;
+      }
+    }
+    return llvm::createStringError(
+        "memory budget of " + std::to_string(options.budget) +
+        " bytes is below the minimum for one chunk: " +
+        std::to_string(minimum + pm.pinnedBytes) + " bytes (" +
+        std::to_string(parts) + " intervals: step " + largest + " needs " +
+        std::to_string(minimum) + " bytes, plus " +
+        std::to_string(pm.pinnedBytes) +
+        " bytes of parameter-sized values; twice the step lets loads run "
+        "ahead)");
+  }
+  // The plan keeps one step's working set free for loads run ahead (double
+  // buffering), or what is left of it.
+  pm.problem.budget = room - std::min(minimum, room - minimum);
+  MemoryPlan plan = planExact(pm.problem);
+  if (!plan.feasible)
+    return llvm::createStringError("memory plan: " + plan.error);
+  std::unique_ptr<NextTier> tier;
+  if (options.scratch.empty()) {
+    tier = NextTier::inMemory();
+  } else {
+    auto t = NextTier::inFolder(options.scratch, options.direct);
+    if (!t)
+      return t.takeError();
+    tier = std::move(*t);
+  }
+  ChunkedRun run(model, ctx, pm);
+  if (llvm::Error e = run.seed(*tier))
+    return std::move(e);
+  DevicePool pool(room);
+  auto ran = runMemoryPlan(pm.problem, plan, pool, *tier,
+                           [&](int k, Resident &r) { return run.compute(k, r); });
+  if (!ran)
+    return ran.takeError();
+  if (stats) {
+    stats->intervals = parts;
+    stats->minimumBytes = minimum;
+    stats->pinnedBytes = pm.pinnedBytes;
+    stats->method = plan.method;
+    stats->plannedBytes = plan.bytesMoved();
+    stats->run = *ran;
+  }
+  return run.takeResults();
+}

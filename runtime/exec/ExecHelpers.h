@@ -1,0 +1,166 @@
+//===- ExecHelpers.h - what the executors share -----------------*- C++ -*-===//
+//
+// Row blocks (fixed, graph-determined: results do not depend on the thread
+// count), the sums over them, the memref calling convention of kernels, and
+// small helpers, shared by the in-memory executor and the chunked one.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_EXEC_EXECHELPERS_H
+#define SAGA_RUNTIME_EXEC_EXECHELPERS_H
+
+#include "runtime/exec/FastExp.h"
+#include "runtime/graph/Graph.h"
+#include "runtime/memory/Tensor.h"
+
+#include "dialect/Saga.h"
+
+#include "llvm/Support/Error.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace saga::exec {
+
+using namespace mlir;
+
+/// Rows per task for vertex-parallel work; fixed so that results do not
+/// depend on the thread count.
+constexpr int64_t kRowsPerTask = 256;
+/// Edges per task (at least) for propagation kernels.
+constexpr int64_t kEdgesPerTask = 16384;
+
+/// The expanded LLVM form of a `memref<?xT>` argument.
+struct FlatMemRef {
+  void *allocated;
+  void *aligned;
+  int64_t offset;
+  int64_t size;
+  int64_t stride;
+};
+
+inline FlatMemRef flat(void *data, int64_t size) {
+  return {data, data, 0, size, 1};
+}
+
+inline std::vector<int64_t> shapeOf(Type type, int64_t rows) {
+  std::vector<int64_t> shape;
+  if (auto d = dyn_cast<DomainType>(type)) {
+    shape.push_back(rows);
+    llvm::append_range(shape, d.getShape());
+  } else {
+    llvm::append_range(shape, cast<RankedTensorType>(type).getShape());
+  }
+  return shape;
+}
+
+inline DType dtypeOf(Type type) {
+  Type elem = isa<DomainType>(type) ? cast<DomainType>(type).getElementType()
+                                    : getElementTypeOrSelf(type);
+  return isa<IntegerType>(elem) ? DType::I32 : DType::F32;
+}
+
+inline llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
+  // `file:line:col`, as compile-time diagnostics print it.
+  std::string loc;
+  llvm::raw_string_ostream os(loc);
+  if (auto flc = dyn_cast<FileLineColLoc>(op->getLoc()))
+    os << flc.getFilename().getValue() << ':' << flc.getLine() << ':'
+       << flc.getColumn();
+  else
+    os << op->getLoc();
+  return llvm::createStringError(os.str() + ": " + message);
+}
+
+/// Task boundaries over vertices: fixed row blocks, or blocks of about
+/// kEdgesPerTask edges of a CSR's `offsets` for propagation. Every boundary
+/// is a multiple of kRowsPerTask, so a task covers whole row blocks and
+/// sums over rows can be formed per block inside any kernel (see
+/// Run::launch) in the same order as saga.sum_rows forms them.
+inline std::vector<int64_t> rowBlocks(const Graph &g,
+                               const std::vector<int64_t> *offsets) {
+  std::vector<int64_t> bounds{0};
+  int64_t v = g.numVertices;
+  if (!offsets) {
+    for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
+      bounds.push_back(r);
+  } else {
+    int64_t start = 0;
+    for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
+      if ((*offsets)[r] - (*offsets)[start] >= kEdgesPerTask ||
+          r - start >= 8 * kRowsPerTask) {
+        bounds.push_back(r);
+        start = r;
+      }
+  }
+  bounds.push_back(v);
+  return bounds;
+}
+
+/// Sums over rows, formed the same way wherever they are formed (in
+/// saga.sum_rows, or inside the kernel that makes the rows): per block of
+/// kRowsPerTask rows, in row order and in double; then over the blocks, in
+/// block order. Adds rows [begin, end) (row `begin` at `rows`, `w` wide) to
+/// `partial` (w doubles per block); begin is a block boundary.
+inline void addToBlockSums(const float *rows, int64_t begin, int64_t end, int64_t w,
+                    double *partial) {
+  for (int64_t b = begin / kRowsPerTask; b * kRowsPerTask < end; ++b) {
+    double *p = partial + b * w;
+    int64_t last = std::min(end, (b + 1) * kRowsPerTask);
+    for (int64_t v = b * kRowsPerTask; v < last; ++v)
+      for (int64_t j = 0; j < w; ++j)
+        p[j] += rows[(v - begin) * w + j];
+  }
+}
+
+/// out[j] = the sum over `blocks` blocks of partial, in block order.
+inline void finishBlockSums(const std::vector<double> &partial, int64_t blocks,
+                     int64_t w, float *out) {
+  for (int64_t j = 0; j < w; ++j) {
+    double s = 0;
+    for (int64_t b = 0; b < blocks; ++b)
+      s += partial[size_t(b * w + j)];
+    out[j] = float(s);
+  }
+}
+
+/// e[j] = exp(row[j] - m) for the c entries of a logits row (m its
+/// maximum, so each term is at most 1), and their sum, in double.
+inline double expSum(const float *row, int64_t c, float m, std::vector<float> &e) {
+  for (int64_t j = 0; j < c; ++j)
+    e[size_t(j)] = expNonPositive(row[j] - m);
+  double s = 0;
+  for (int64_t j = 0; j < c; ++j)
+    s += e[size_t(j)];
+  return s;
+}
+
+/// The first 64-byte aligned float of `buffer` (sized 16 floats over).
+inline float *aligned64(std::vector<float> &buffer) {
+  return reinterpret_cast<float *>(
+      (reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t(63));
+}
+
+/// dW = x^T dy is summed over at most this many contiguous slices of the
+/// row blocks, in slice order (see the executor's weight gradient).
+constexpr int64_t kWeightGradSlices = 64;
+
+/// `parts` row intervals (fewer if the graph has fewer weight-gradient
+/// slices) whose bounds are slice bounds of the weight gradient, hence
+/// also row-block bounds: an executor working interval by interval forms
+/// every sum over rows exactly as the in-memory one does.
+inline std::vector<int32_t> chunkIntervals(const Graph &g, int64_t parts) {
+  std::vector<int64_t> blocks = rowBlocks(g, nullptr);
+  int64_t numBlocks = int64_t(blocks.size()) - 1;
+  int64_t slices = std::min(numBlocks, kWeightGradSlices);
+  parts = std::max<int64_t>(1, std::min(parts, slices));
+  std::vector<int32_t> bounds;
+  for (int64_t j = 0; j <= parts; ++j)
+    bounds.push_back(int32_t(blocks[size_t((j * slices / parts) * numBlocks / slices)]));
+  return bounds;
+}
+
+} // namespace saga::exec
+
+#endif // SAGA_RUNTIME_EXEC_EXECHELPERS_H

@@ -1,0 +1,245 @@
+//===- OutOfCoreTest.cpp - plans run under a memory budget ----------------===//
+//
+// Every example model's forward pass and training step, run by the chunked
+// executor under device budgets that force 2 to 16 row intervals (next tier
+// in host RAM and in a spill file), give the in-memory executor's results
+// bit for bit: kernels see the same rows, and every sum over rows (block
+// sums, weight-gradient slices, the loss) is formed in the same order,
+// because interval bounds are slice bounds. Errors: a budget below one
+// chunk's minimum says what that minimum is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/graph/Loaders.h"
+
+#include "TestRandom.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <tuple>
+
+using namespace saga;
+using sagatest::hashString;
+using sagatest::Rng;
+
+namespace {
+
+std::string errorText(llvm::Error e) {
+  return e ? llvm::toString(std::move(e)) : "";
+}
+
+const Dataset &cora() {
+  static Dataset d = [] {
+    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
+    if (!loaded) {
+      ADD_FAILURE() << llvm::toString(loaded.takeError());
+      return Dataset();
+    }
+    rowNormalize(loaded->features);
+    return std::move(*loaded);
+  }();
+  return d;
+}
+
+/// 4000 vertices: a hub (vertex 1234) with 3500 in-edges, 8000 random
+/// edges among the first 3800, the last 200 isolated.
+EdgeList hubEdges() {
+  Rng rng(2002);
+  EdgeList g;
+  g.numVertices = 4000;
+  for (int i = 0; i < 3500; ++i) {
+    g.src.push_back(rng.below(3800));
+    g.dst.push_back(1234);
+  }
+  for (int i = 0; i < 8000; ++i) {
+    g.src.push_back(rng.below(3800));
+    g.dst.push_back(rng.below(3800));
+  }
+  return g;
+}
+
+const Graph &graphFor(const std::string &name, bool selfLoops) {
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<Graph>> cache;
+  auto &slot = cache[{name, selfLoops}];
+  if (!slot) {
+    EdgeList e = name == "cora" ? cora().edges : hubEdges();
+    slot = std::make_unique<Graph>(
+        Graph::build(e.numVertices, e.src, e.dst, selfLoops));
+  }
+  return *slot;
+}
+
+void bindInputs(Model &m, const Graph &g, const std::string &graphName,
+                const std::string &key) {
+  ASSERT_EQ(errorText(m.setGraph(g)), "");
+  for (const ValueInfo &in : m.inputs()) {
+    std::vector<int64_t> shape{
+        in.domain == ValueInfo::Edge ? g.numEdges : int64_t(g.numVertices)};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    if (graphName == "cora" && in.dtype == DType::F32 &&
+        cora().features.shape() == shape) {
+      ASSERT_EQ(errorText(m.setInput(in.name, cora().features)), "");
+      continue;
+    }
+    Rng rng(hashString(key + "/input/" + in.name));
+    Tensor t(shape, in.dtype);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      if (in.dtype == DType::I32)
+        t.i32()[i] = graphName == "cora" ? cora().labels[size_t(i)]
+                                         : rng.below(8) - 1;
+      else
+        t.f32()[i] = float(rng.uniform(-1, 1));
+    }
+    ASSERT_EQ(errorText(m.setInput(in.name, std::move(t))), "");
+  }
+  m.initParams(hashString(key));
+}
+
+bool sameBits(const Tensor &a, const Tensor &b) {
+  return a.shape() == b.shape() &&
+         std::memcmp(a.f32(), b.f32(),
+                     size_t(a.numElements()) * 4) == 0;
+}
+
+/// The unbounded run's resident bytes at its peak, as the budget counts
+/// them: every planned tensor kept (inputs, parameters, plan buffers).
+int64_t unboundedPeak(Model &m, bool training) {
+  auto pm = m.memoryProblem(training, 1 << 20);
+  EXPECT_TRUE(bool(pm));
+  MemoryProblem &p = pm->problem;
+  p.budget = int64_t(1) << 50;
+  return planExact(p).peakBytes + pm->pinnedBytes;
+}
+
+} // namespace
+
+class OutOfCore
+    : public testing::TestWithParam<std::tuple<const char *, unsigned>> {};
+
+TEST_P(OutOfCore, SameBitsUnderABudget) {
+  auto [file, opt] = GetParam();
+  CompileOptions co;
+  co.training = true;
+  co.optLevel = opt;
+  co.threads = 2;
+  auto model = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + file, co);
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  Model &m = **model;
+  // -O0 plans (unfused: edge maps and edge tensors) are slow to run; they
+  // get the hub graph, one interval count and the spill file.
+  const bool full = opt == 2;
+  std::vector<const char *> graphs{"hub"};
+  if (full)
+    graphs.insert(graphs.begin(), "cora");
+  for (const char *graphName : graphs) {
+    SCOPED_TRACE(graphName);
+    const Graph &g = graphFor(graphName, m.selfLoops());
+    bindInputs(m, g, graphName, std::string(file) + graphName);
+    ForwardOptions fo;
+    fo.lossMask = cora().train;
+    if (std::string(graphName) == "hub")
+      fo.lossMask.clear();
+    auto refFwd = m.forward(fo);
+    ASSERT_TRUE(bool(refFwd)) << llvm::toString(refFwd.takeError());
+    auto refStep = m.trainStep(fo, 5);
+    ASSERT_TRUE(bool(refStep)) << llvm::toString(refStep.takeError());
+    int64_t peak = unboundedPeak(m, true);
+    int maxParts = (g.numVertices + 255) / 256;
+    std::vector<int64_t> partsList{3};
+    std::vector<bool> spills{true};
+    if (full) {
+      partsList = {2, 5, maxParts};
+      spills = {false, true};
+    }
+    for (int64_t parts : partsList) {
+      for (bool spill : spills) {
+        SCOPED_TRACE(std::to_string(parts) + (spill ? " spill" : " ram"));
+        ForwardOptions bo = fo;
+        bo.intervals = parts;
+        bo.memoryBudget = peak; // enough at any P; the planner keeps less
+        if (spill)
+          bo.scratch = SAGA_TEST_SCRATCH_DIR;
+        auto fwd = m.forward(bo);
+        ASSERT_TRUE(bool(fwd)) << llvm::toString(fwd.takeError());
+        EXPECT_EQ(fwd->chunked.intervals, parts);
+        EXPECT_TRUE(sameBits(fwd->prediction, refFwd->prediction));
+        EXPECT_EQ(fwd->loss, refFwd->loss);
+        auto step = m.trainStep(bo, 5);
+        ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+        EXPECT_EQ(step->loss, refStep->loss);
+        ASSERT_EQ(step->gradients.size(), refStep->gradients.size());
+        for (size_t i = 0; i < step->gradients.size(); ++i)
+          EXPECT_TRUE(sameBits(step->gradients[i].second,
+                               refStep->gradients[i].second))
+              << step->gradients[i].first;
+        EXPECT_EQ(step->chunked.run.transfers.bytesLoaded +
+                      step->chunked.run.transfers.bytesStored,
+                  step->chunked.plannedBytes);
+      }
+    }
+    // The budget picks P: a quarter of the unbounded peak on the hub graph.
+    if (std::string(graphName) == "hub") {
+      ForwardOptions bo = fo;
+      bo.memoryBudget = peak / 4;
+      auto step = m.trainStep(bo, 5);
+      ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+      EXPECT_GT(step->chunked.intervals, 1);
+      EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
+      EXPECT_EQ(step->loss, refStep->loss);
+      for (size_t i = 0; i < step->gradients.size(); ++i)
+        EXPECT_TRUE(sameBits(step->gradients[i].second,
+                             refStep->gradients[i].second))
+            << step->gradients[i].first;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, OutOfCore,
+    testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
+                                     "gin.saga", "ggcn.saga"),
+                     testing::Values(0u, 2u)),
+    [](const auto &info) {
+      std::string name = std::get<0>(info.param);
+      return name.substr(0, name.find('.')) + "_O" +
+             std::to_string(std::get<1>(info.param));
+    });
+
+TEST(OutOfCoreErrors, BudgetBelowTheMinimumSaysWhatItNeeds) {
+  auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  const Graph &g = graphFor("cora", (*model)->selfLoops());
+  bindInputs(**model, g, "cora", "budget");
+  ForwardOptions fo;
+  fo.memoryBudget = 1000;
+  auto r = (*model)->forward(fo);
+  ASSERT_FALSE(bool(r));
+  std::string err = llvm::toString(r.takeError());
+  EXPECT_EQ(err.rfind("memory budget of 1000 bytes is below the minimum for "
+                      "one chunk: ",
+                      0),
+            0u)
+      << err;
+  EXPECT_NE(err.find("(11 intervals: step "), std::string::npos) << err;
+}
+
+TEST(OutOfCoreErrors, UnwritableScratchIsAnError) {
+  auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");
+  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+  const Graph &g = graphFor("cora", (*model)->selfLoops());
+  bindInputs(**model, g, "cora", "scratch");
+  ForwardOptions fo;
+  fo.memoryBudget = int64_t(1) << 30;
+  fo.scratch = "/nonexistent-scratch";
+  auto r = (*model)->forward(fo);
+  ASSERT_FALSE(bool(r));
+  EXPECT_EQ(llvm::toString(r.takeError())
+                .rfind("scratch folder /nonexistent-scratch: cannot create the "
+                       "spill file",
+                       0),
+            0u);
+}
