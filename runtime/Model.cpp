@@ -61,6 +61,8 @@ struct Model::Impl {
 
   const Graph *graph = nullptr;
   std::unique_ptr<EdgeChunkCache> chunks; // of `graph`, built on use
+  std::unique_ptr<ChunkedPlanCache> chunkedPlans = // memory plans, reused
+      std::make_unique<ChunkedPlanCache>();
   llvm::StringMap<Tensor> inputs, params;
 
   Impl() : ctx(MLIRContext::Threading::DISABLED) {}
@@ -202,8 +204,10 @@ llvm::Error Model::setGraph(const Graph &graph) {
         (impl->selfLoops ? "asks for self loops" : "has no self loops") +
         " but the graph was built " +
         (graph.selfLoops ? "with" : "without") + " them");
-  if (impl->graph != &graph)
+  if (impl->graph != &graph) {
     impl->chunks = std::make_unique<EdgeChunkCache>(graph);
+    impl->chunkedPlans = std::make_unique<ChunkedPlanCache>();
+  }
   impl->graph = &graph;
   return llvm::Error::success();
 }
@@ -353,7 +357,8 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
       options.memoryBudget > 0
           ? executeChunked(plan, ec,
                            {options.memoryBudget, options.intervals,
-                            options.scratch, options.directIO},
+                            options.scratch, options.directIO,
+                            impl->chunkedPlans.get()},
                            &chunked)
           : execute(plan, ec);
   if (!results)

@@ -547,18 +547,25 @@ llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
 
 } // namespace
 
-llvm::Expected<std::vector<Tensor>>
-saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
-                     const ChunkedOptions &options, ChunkedStats *stats) {
-  const Graph &g = *ctx.graph;
-  if (!ctx.chunks)
-    return llvm::createStringError("a chunked run needs the graph's chunk cache");
-  // The smallest P whose largest step fits twice (the second copy is the
-  // room loads use to run ahead of compute).
+struct ChunkedPlanCache::Entry {
+  PlanMemory memory;
+  MemoryPlan plan;
+  int64_t minimum = 0;
+};
+ChunkedPlanCache::ChunkedPlanCache() = default;
+ChunkedPlanCache::~ChunkedPlanCache() = default;
+
+namespace {
+/// The interval problem and its plan: the smallest P whose largest step
+/// fits twice (the second copy is the room loads use to run ahead of
+/// compute), or fits once at the most intervals the graph allows.
+llvm::Expected<ChunkedPlanCache::Entry>
+planChunked(ModelOp model, const Graph &g, const ChunkedOptions &options) {
   int64_t maxParts =
       std::min<int64_t>(kWeightGradSlices, (g.numVertices + 255) / 256);
-  PlanMemory pm;
-  int64_t minimum = 0;
+  ChunkedPlanCache::Entry e;
+  PlanMemory &pm = e.memory;
+  int64_t &minimum = e.minimum;
   for (int64_t p = options.intervals > 0 ? options.intervals : 1;;
        p = std::min(maxParts, p * 2)) {
     pm = planMemoryProblem(model, g, kPinBelow, p);
@@ -598,9 +605,34 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   // The plan keeps one step's working set free for loads run ahead (double
   // buffering), or what is left of it.
   pm.problem.budget = room - std::min(minimum, room - minimum);
-  MemoryPlan plan = planExact(pm.problem);
-  if (!plan.feasible)
-    return llvm::createStringError("memory plan: " + plan.error);
+  e.plan = planExact(pm.problem, /*maxStates=*/1 << 18);
+  if (!e.plan.feasible)
+    return llvm::createStringError("memory plan: " + e.plan.error);
+  return e;
+}
+} // namespace
+
+llvm::Expected<std::vector<Tensor>>
+saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
+                     const ChunkedOptions &options, ChunkedStats *stats) {
+  const Graph &g = *ctx.graph;
+  if (!ctx.chunks)
+    return llvm::createStringError("a chunked run needs the graph's chunk cache");
+  ChunkedPlanCache local;
+  ChunkedPlanCache &cache = options.cache ? *options.cache : local;
+  auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
+                             options.budget, options.intervals);
+  std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
+  if (!entry) {
+    auto made = planChunked(model, g, options);
+    if (!made)
+      return made.takeError();
+    entry = std::make_unique<ChunkedPlanCache::Entry>(std::move(*made));
+  }
+  const PlanMemory &pm = entry->memory;
+  const MemoryPlan &plan = entry->plan;
+  int64_t parts = int64_t(pm.bounds.size()) - 1;
+  int64_t room = options.budget - pm.pinnedBytes;
   std::unique_ptr<NextTier> tier;
   if (options.scratch.empty()) {
     tier = NextTier::inMemory();
@@ -620,7 +652,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     return ran.takeError();
   if (stats) {
     stats->intervals = parts;
-    stats->minimumBytes = minimum;
+    stats->minimumBytes = entry->minimum;
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = plan.method;
     stats->plannedBytes = plan.bytesMoved();

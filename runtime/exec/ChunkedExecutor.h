@@ -25,7 +25,23 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/memory/PlanRunner.h"
 
+#include <map>
+#include <memory>
+#include <tuple>
+
 namespace saga {
+
+/// Memory plans already made (the interval problem and ROC's plan for a
+/// model, graph and budget): every training step reuses its plan.
+class ChunkedPlanCache {
+public:
+  ChunkedPlanCache();
+  ~ChunkedPlanCache();
+  struct Entry;
+  std::map<std::tuple<const void *, const void *, int64_t, int64_t>,
+           std::unique_ptr<Entry>>
+      entries;
+};
 
 struct ChunkedOptions {
   /// Device-tier bytes for the plan's own buffers (graph inputs and
@@ -37,6 +53,7 @@ struct ChunkedOptions {
   /// Spill folder for the next tier; empty: host RAM.
   std::string scratch;
   bool direct = false; // O_DIRECT spills
+  ChunkedPlanCache *cache = nullptr; // plans to reuse and keep
 };
 
 struct ChunkedStats {

@@ -177,8 +177,10 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
   }
 
   TrainResult result;
-  ForwardOptions trainMask;
+  ForwardOptions trainMask = options.execution;
   trainMask.lossMask = split.train;
+  ForwardOptions evaluation = options.execution;
+  evaluation.lossMask.clear();
   for (unsigned epoch = first; epoch <= options.epochs; ++epoch) {
     auto start = std::chrono::steady_clock::now();
     auto stepResult = model.trainStep(trainMask, epochSeed(options.seed, epoch));
@@ -186,12 +188,13 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
       return stepResult.takeError();
     if (llvm::Error e = optimizer.step(stepResult->gradients))
       return std::move(e);
-    auto eval = model.forward();
+    auto eval = model.forward(evaluation);
     if (!eval)
       return eval.takeError();
     EpochStats s;
     s.epoch = epoch;
     s.loss = stepResult->loss;
+    s.chunked = stepResult->chunked;
     s.trainAcc = accuracy(eval->prediction, split.labels, split.train);
     s.valAcc = accuracy(eval->prediction, split.labels, split.val);
     s.testAcc = accuracy(eval->prediction, split.labels, split.test);

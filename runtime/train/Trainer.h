@@ -32,6 +32,9 @@ struct TrainOptions {
   std::string logPath;               // JSON lines, one per epoch
   std::string checkpointPath;        // written atomically after each epoch
   bool resume = false;               // continue from checkpointPath
+  /// How steps and evaluations run: the memory budget and its tiers,
+  /// source intervals (ForwardOptions); the loss mask is the trainer's.
+  ForwardOptions execution;
 };
 
 /// Labels and the split for node classification.
@@ -45,6 +48,7 @@ struct EpochStats {
   double loss = 0;
   double trainAcc = 0, valAcc = 0, testAcc = 0;
   double seconds = 0;
+  ChunkedStats chunked; // the training step's, under a memory budget
 };
 
 struct TrainResult {

@@ -159,13 +159,67 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
 }
 } // namespace
 
+int64_t saga::parseSize(const std::string &text) {
+  llvm::StringRef s(text);
+  s = s.trim();
+  double number = 0;
+  size_t digits = 0;
+  while (digits < s.size() && (isdigit(s[digits]) || s[digits] == '.'))
+    ++digits;
+  if (digits == 0 || s.substr(0, digits).getAsDouble(number) || number < 0)
+    return -1;
+  llvm::StringRef unit = s.drop_front(digits).trim().lower();
+  double scale = 1;
+  if (unit.empty() || unit == "b")
+    scale = 1;
+  else if (unit == "k" || unit == "kb" || unit == "kib")
+    scale = 1024.0;
+  else if (unit == "m" || unit == "mb" || unit == "mib")
+    scale = 1024.0 * 1024;
+  else if (unit == "g" || unit == "gb" || unit == "gib")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "t" || unit == "tb" || unit == "tib")
+    scale = 1024.0 * 1024 * 1024 * 1024;
+  else
+    return -1;
+  return int64_t(number * scale);
+}
+
+namespace {
+/// The run's execution options from the command line's.
+ForwardOptions executionOf(const RunOptions &o) {
+  ForwardOptions fo;
+  fo.memoryBudget = o.memoryBudget;
+  fo.scratch = o.scratch;
+  fo.directIO = o.directIO;
+  fo.intervals = o.intervals;
+  return fo;
+}
+
+/// What a run under a memory budget did.
+void printChunked(const ChunkedStats &c, int64_t budget) {
+  auto mib = [](double b) { return b / (1 << 20); };
+  const auto &t = c.run.transfers;
+  llvm::outs() << llvm::format(
+      "out of core: budget %.1f MiB, %lld row intervals (largest step %.1f "
+      "MiB), plan %s: %.1f MiB per step; moved %.1f MiB (loaded %.1f, stored "
+      "%.1f), transfers overlapped %.0f%% (%.1f ms waited of %.1f ms), "
+      "device pool peak %.1f MiB\n",
+      mib(double(budget)), (long long)c.intervals, mib(double(c.minimumBytes)),
+      c.method.c_str(), mib(double(c.plannedBytes)),
+      mib(double(t.bytesLoaded + t.bytesStored)), mib(double(t.bytesLoaded)),
+      mib(double(t.bytesStored)), 100 * t.overlap(), t.stallSeconds * 1e3,
+      t.busySeconds * 1e3, mib(double(c.run.poolPeak)));
+}
+} // namespace
+
 int saga::runForward(const RunOptions &options) {
   std::unique_ptr<Session> session = open(options, /*training=*/false);
   if (!session)
     return 1;
   Model *model = session->model.get();
   Dataset *data = &session->data;
-  ForwardOptions fo;
+  ForwardOptions fo = executionOf(options);
   fo.lossMask = data->train;
   fo.profile = options.profile;
   auto result = model->forward(fo);
@@ -184,6 +238,8 @@ int saga::runForward(const RunOptions &options) {
     llvm::outs() << llvm::format(" (median of %zu; first %.2f ms)", times.size(),
                                  times.front() * 1e3);
   llvm::outs() << "\n";
+  if (options.memoryBudget > 0)
+    printChunked(result->chunked, options.memoryBudget);
   for (const auto &[step, seconds] : result->profile)
     llvm::outs() << llvm::format("  %8.3f ms  %s\n", seconds * 1e3,
                                  step.c_str());
@@ -216,7 +272,8 @@ int saga::runTrain(const TrainCommandOptions &options) {
     return 1;
   Split split{session->data.labels, session->data.train, session->data.val,
               session->data.test};
-  const TrainOptions &t = options.train;
+  TrainOptions t = options.train;
+  t.execution = executionOf(options.run);
   llvm::outs() << llvm::format(
       "training %u epochs, %s lr %g, seed %llu, %zu train / %zu val / %zu "
       "test vertices\n",
@@ -245,6 +302,8 @@ int saga::runTrain(const TrainCommandOptions &options) {
       "%.4f  (%.1f ms/epoch)\n",
       f.epoch, f.loss, f.trainAcc, f.valAcc, f.testAcc,
       result->history.empty() ? 0.0 : total / result->history.size() * 1e3);
+  if (options.run.memoryBudget > 0 && !result->history.empty())
+    printChunked(result->history.back().chunked, options.run.memoryBudget);
   if (options.run.profile) {
     // One more training step at the trained parameters, timed per plan
     // step; it computes gradients but applies none.

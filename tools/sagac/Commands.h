@@ -25,7 +25,16 @@ struct RunOptions {
   /// Auto relabels in degree order graphs of kAutoReorderVertices vertices
   /// or more, whose features outgrow the caches; smaller graphs gain nothing.
   enum class Reorder { Auto, Degree, None } reorder = Reorder::Auto;
+  /// Out of core (0: unbounded): the device tier's bytes, the spill folder
+  /// (empty: host RAM), O_DIRECT spills, row intervals (0: from the budget).
+  int64_t memoryBudget = 0;
+  std::string scratch;
+  bool directIO = false;
+  int64_t intervals = 0;
 };
+
+/// "512M", "4G", "1.5GiB", "1000000": bytes; -1 when it is not a size.
+int64_t parseSize(const std::string &text);
 
 constexpr int32_t kAutoReorderVertices = 1 << 16;
 

@@ -119,6 +119,27 @@ cl::opt<bool> resume("resume", cl::desc("Continue from --checkpoint"),
 cl::opt<std::string> saveParams("save-params",
                                 cl::desc("Write the trained parameters"),
                                 cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<std::string> memoryBudget(
+    "memory-budget",
+    cl::desc("Run out of core: the device tier's size for the plan's buffers, "
+             "inputs and parameters (e.g. 512M, 4G); vertex values go in row "
+             "intervals, what does not fit goes to --scratch"),
+    cl::value_desc("size"), cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<std::string> scratchDir(
+    "scratch",
+    cl::desc("With --memory-budget: the folder for spill files (default: "
+             "keep spills in host RAM)"),
+    cl::value_desc("dir"), cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<bool> directIO("direct-io",
+                       cl::desc("With --scratch: spill with O_DIRECT (no page "
+                                "cache)"),
+                       cl::init(false), cl::sub(runCommand),
+                       cl::sub(trainCommand));
+cl::opt<int64_t> chunkIntervals(
+    "chunk-intervals",
+    cl::desc("With --memory-budget: row intervals (default: the fewest that "
+             "fit)"),
+    cl::init(0), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<std::string> convertOutput(cl::Positional, cl::desc("<output.sgf>"),
                                    cl::Required, cl::sub(convertCommand));
 cl::opt<int64_t> intervals(
@@ -217,8 +238,30 @@ int main(int argc, char **argv) {
     llvm::errs() << "sagac: error: " << message << "\n";
     return 1;
   }
-  auto runOptions = [] {
+  int64_t budget = 0;
+  if (!memoryBudget.empty()) {
+    budget = saga::parseSize(memoryBudget);
+    if (budget <= 0) {
+      llvm::errs() << "sagac: error: --memory-budget: '" << memoryBudget
+                   << "' is not a size (e.g. 512M, 4G, 1.5GiB)\n";
+      return 1;
+    }
+  }
+  if ((!scratchDir.empty() || directIO || chunkIntervals != 0) && budget == 0) {
+    llvm::errs() << "sagac: error: --scratch, --direct-io and "
+                    "--chunk-intervals need --memory-budget\n";
+    return 1;
+  }
+  if (chunkIntervals < 0) {
+    llvm::errs() << "sagac: error: --chunk-intervals must be positive\n";
+    return 1;
+  }
+  auto runOptions = [&] {
     saga::RunOptions options;
+    options.memoryBudget = budget;
+    options.scratch = scratchDir;
+    options.directIO = directIO;
+    options.intervals = chunkIntervals;
     options.model = inputFile;
     options.data = dataDir;
     options.params = paramsFile;
