@@ -94,6 +94,8 @@ struct Options {
   std::vector<std::string> disabledPasses;
   bool reorder = true; // --reorder degree (default) or none
   int64_t sourceIntervals = 0; // ForwardOptions::sourceIntervals
+  double oversubscription = 0;  // train: budget = unbounded peak / this
+  std::string scratch;          // train: spill folder (else host RAM)
 };
 
 const char *kUsage = R"(saga-bench-suite: Saga's side of bench/suite.sh
@@ -122,6 +124,10 @@ options:
                       building the graph (runtime/graph/Reorder.h; default degree);
                       the time it takes is printed; dumps stay in the
                       generated order
+  --oversubscribe X   train: run out of core with a memory budget of the
+                      unbounded step's peak / X (ForwardOptions::memoryBudget)
+  --scratch DIR       train: with --oversubscribe, spill to files in DIR
+                      (default: the next tier in host RAM)
   --source-intervals N
                       propagations over N source intervals (2-D chunks);
                       0 (default) picks cache-sized ones on dense graphs,
@@ -195,6 +201,10 @@ Options parseOptions(int argc, char **argv) {
       o.edgeFactor = int(number(value, 1 << 20));
     else if (arg == "--threads")
       o.threads = unsigned(number(value, 1024));
+    else if (arg == "--oversubscribe")
+      o.oversubscription = std::atof(value.c_str());
+    else if (arg == "--scratch")
+      o.scratch = value;
     else if (arg == "--source-intervals")
       o.sourceIntervals = int64_t(number(value, 1 << 20));
     else if (arg == "--repeat")
@@ -602,6 +612,19 @@ int runTraining(const Options &o) {
   to.learningRate = 0.01;
   to.optimizer = TrainOptions::Adam;
   to.seed = o.seed;
+  if (o.oversubscription > 0) {
+    PlanMemory pm = check(model->memoryProblem(true, 1 << 20));
+    pm.problem.budget = int64_t(1) << 50;
+    int64_t peak = planLru(pm.problem).peakBytes + pm.pinnedBytes;
+    to.execution.memoryBudget = int64_t(double(peak) / o.oversubscription);
+    to.execution.scratch = o.scratch;
+    llvm::outs() << llvm::format(
+        "train     out of core: unbounded step peak %.1f MiB, budget %.1f MiB "
+        "(%.1fx), next tier %s\n",
+        double(peak) / (1 << 20),
+        double(to.execution.memoryBudget) / (1 << 20), o.oversubscription,
+        o.scratch.empty() ? "host RAM" : o.scratch.c_str());
+  }
   progress("training: 1 warm-up + " + std::to_string(o.epochs) +
            " timed epochs");
   std::vector<double> times;
@@ -612,6 +635,21 @@ int runTraining(const Options &o) {
     llvm::outs().flush();
     if (s.epoch > 1)
       times.push_back(s.seconds);
+    if (o.oversubscription > 0) {
+      const ChunkedStats &c = s.chunked;
+      const auto &t = c.run.transfers;
+      llvm::outs() << llvm::format(
+          "progress  out of core: %lld intervals, plan %s %.1f MiB, moved "
+          "%.1f MiB (%.3fx the plan), overlap %.0f%%, stall %.1f ms, pool "
+          "peak %.1f MiB\n",
+          (long long)c.intervals, c.method.c_str(),
+          double(c.plannedBytes) / (1 << 20),
+          double(t.bytesLoaded + t.bytesStored) / (1 << 20),
+          double(t.bytesLoaded + t.bytesStored) /
+              double(std::max<int64_t>(1, c.plannedBytes)),
+          100 * t.overlap(), t.stallSeconds * 1e3,
+          double(c.run.poolPeak) / (1 << 20));
+    }
   }));
   double med = median(times);
   llvm::outs() << llvm::format(

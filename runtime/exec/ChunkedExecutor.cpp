@@ -407,11 +407,7 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     const int32_t *labels =
         reinterpret_cast<const int32_t *>(addr(ce.getLabels(), j, r));
     int64_t c = elementsOf(ce.getLogits().getType(), g) / g.numVertices;
-    std::vector<int32_t> rows = ctx.lossMask;
-    if (rows.empty()) {
-      rows.resize(size_t(g.numVertices));
-      std::iota(rows.begin(), rows.end(), 0);
-    }
+    std::vector<int32_t> rows = lossRows(ctx.lossMask, g.numVertices);
     auto &terms = lossTerms[op];
     auto &counted = lossCounted[op];
     terms.resize(rows.size(), 0.0);
@@ -424,9 +420,7 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
       int32_t label = labels[v];
       if (label < 0 || label >= c)
         continue;
-      const float *row = logits + int64_t(v) * c;
-      float m = *std::max_element(row, row + c);
-      terms[q] = double(m) + std::log(expSum(row, c, m, e)) - row[label];
+      terms[q] = crossEntropyTerm(logits + int64_t(v) * c, c, label, e);
       counted[q] = 1;
     }
     if (last) {
@@ -455,11 +449,7 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     float *d = reinterpret_cast<float *>(addr(ce.getResult(), j, r));
     int64_t c = elementsOf(ce.getLogits().getType(), g) / g.numVertices;
     std::fill(d + lo(j) * c, d + hi(j) * c, 0.0f);
-    std::vector<int32_t> rows = ctx.lossMask;
-    if (rows.empty()) {
-      rows.resize(size_t(g.numVertices));
-      std::iota(rows.begin(), rows.end(), 0);
-    }
+    std::vector<int32_t> rows = lossRows(ctx.lossMask, g.numVertices);
     // The count is over every loss row: labels are a graph input, whole in
     // the caller's memory.
     const Tensor *all = external(ce.getLabels());
@@ -478,14 +468,8 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
       int32_t label = labels[v];
       if (label < 0 || label >= c)
         continue;
-      const float *row = logits + int64_t(v) * c;
-      float *out = d + int64_t(v) * c;
-      float m = *std::max_element(row, row + c);
-      double invSum = 1.0 / expSum(row, c, m, e);
-      for (int64_t q = 0; q < c; ++q) {
-        double p = e[size_t(q)] * invSum;
-        out[q] += float(scale * (p - (q == label ? 1.0 : 0.0)));
-      }
+      addCrossEntropyGrad(logits + int64_t(v) * c, c, label, scale,
+                          d + int64_t(v) * c, e);
     }
     return llvm::Error::success();
   }
@@ -529,16 +513,8 @@ llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
             nb = elementsOf(op->getOperand(1).getType(), g);
     if ((na != n && na != 1) || (nb != n && nb != 1))
       return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-    const float *x = f32(op->getOperand(0)), *y = f32(op->getOperand(1));
-    float *z = f32(op->getResult(0));
-    int64_t sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
-    for (int64_t e = 0; e < n; ++e) {
-      float u = x[e * sa], w = y[e * sb];
-      z[e] = isa<AddOp>(op)   ? u + w
-             : isa<SubOp>(op) ? u - w
-             : isa<MulOp>(op) ? u * w
-                              : u / w;
-    }
+    binaryElementwise(op, f32(op->getOperand(0)), na, f32(op->getOperand(1)),
+                      nb, f32(op->getResult(0)), n);
     return llvm::Error::success();
   }
   return errorAt(op, "'" + op->getName().getStringRef().str() +

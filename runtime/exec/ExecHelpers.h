@@ -146,6 +146,50 @@ inline float *aligned64(std::vector<float> &buffer) {
 /// row blocks, in slice order (see the executor's weight gradient).
 constexpr int64_t kWeightGradSlices = 64;
 
+/// The rows a loss reads: the loss mask, or every one of `n` rows.
+inline std::vector<int32_t> lossRows(const std::vector<int32_t> &mask,
+                                     int64_t n) {
+  std::vector<int32_t> rows = mask;
+  if (rows.empty())
+    for (int64_t v = 0; v < n; ++v)
+      rows.push_back(int32_t(v));
+  return rows;
+}
+
+/// One logits row's cross-entropy term, log(sum exp(row)) - row[label],
+/// in double (e: c floats of scratch).
+inline double crossEntropyTerm(const float *row, int64_t c, int32_t label,
+                               std::vector<float> &e) {
+  float m = *std::max_element(row, row + c);
+  return double(m) + std::log(expSum(row, c, m, e)) - row[label];
+}
+
+/// out += scale * (softmax(row) - onehot(label)).
+inline void addCrossEntropyGrad(const float *row, int64_t c, int32_t label,
+                                double scale, float *out,
+                                std::vector<float> &e) {
+  float m = *std::max_element(row, row + c);
+  double invSum = 1.0 / expSum(row, c, m, e);
+  for (int64_t j = 0; j < c; ++j) {
+    double p = e[size_t(j)] * invSum;
+    out[j] += float(scale * (p - (j == label ? 1.0 : 0.0)));
+  }
+}
+
+/// z = x op y (saga.add/sub/mul/div) over n elements; an operand of one
+/// element is broadcast.
+inline void binaryElementwise(Operation *op, const float *x, int64_t na,
+                              const float *y, int64_t nb, float *z, int64_t n) {
+  int64_t sa = na == 1 ? 0 : 1, sb = nb == 1 ? 0 : 1;
+  for (int64_t i = 0; i < n; ++i) {
+    float u = x[i * sa], w = y[i * sb];
+    z[i] = isa<AddOp>(op)   ? u + w
+           : isa<SubOp>(op) ? u - w
+           : isa<MulOp>(op) ? u * w
+                            : u / w;
+  }
+}
+
 /// `parts` row intervals (fewer if the graph has fewer weight-gradient
 /// slices) whose bounds are slice bounds of the weight gradient, hence
 /// also row-block bounds: an executor working interval by interval forms

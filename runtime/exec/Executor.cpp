@@ -391,12 +391,7 @@ void Run::rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
 }
 
 std::vector<int32_t> Run::lossRows(int64_t numRows) const {
-  std::vector<int32_t> rows = ctx.lossMask;
-  if (rows.empty()) {
-    rows.resize(size_t(numRows));
-    std::iota(rows.begin(), rows.end(), 0);
-  }
-  return rows;
+  return exec::lossRows(ctx.lossMask, numRows);
 }
 
 void Run::forChunks(size_t n, const std::function<void(int64_t, size_t,
@@ -426,9 +421,7 @@ double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
       int32_t v = rows[i], label = labels.i32()[v];
       if (label < 0 || label >= c)
         continue;
-      const float *row = logits.f32() + int64_t(v) * c;
-      float m = *std::max_element(row, row + c);
-      chunkTotal += double(m) + std::log(expSum(row, c, m, e)) - row[label];
+      chunkTotal += crossEntropyTerm(logits.f32() + int64_t(v) * c, c, label, e);
       ++chunkCount;
     }
     total[t] = chunkTotal;
@@ -499,16 +492,8 @@ llvm::Error Run::elementwise(Operation *op) {
   if ((a->numElements() != n && a->numElements() != 1) ||
       (b->numElements() != n && b->numElements() != 1))
     return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-  int64_t sa = a->numElements() == 1 ? 0 : 1, sb = b->numElements() == 1 ? 0 : 1;
-  const float *x = a->f32(), *y = b->f32();
-  float *z = r->f32();
-  for (int64_t i = 0; i < n; ++i) {
-    float u = x[i * sa], w = y[i * sb];
-    z[i] = isa<AddOp>(op)   ? u + w
-           : isa<SubOp>(op) ? u - w
-           : isa<MulOp>(op) ? u * w
-                            : u / w;
-  }
+  binaryElementwise(op, a->f32(), a->numElements(), b->f32(), b->numElements(),
+                    r->f32(), n);
   return llvm::Error::success();
 }
 
@@ -588,14 +573,8 @@ llvm::Error Run::gradients(Operation *op) {
       int32_t v = rows[i], label = labels->i32()[v];
       if (label < 0 || label >= c)
         continue;
-      const float *row = logits->f32() + int64_t(v) * c;
-      float *out = d->f32() + int64_t(v) * c;
-      float m = *std::max_element(row, row + c);
-      double invSum = 1.0 / expSum(row, c, m, e);
-      for (int64_t j = 0; j < c; ++j) {
-        double p = e[size_t(j)] * invSum;
-        out[j] += float(scale * (p - (j == label ? 1.0 : 0.0)));
-      }
+      addCrossEntropyGrad(logits->f32() + int64_t(v) * c, c, label, scale,
+                          d->f32() + int64_t(v) * c, e);
     }
   });
   return llvm::Error::success();

@@ -5,9 +5,10 @@
 // that would pass it fails with a message, it never overcommits. The next
 // tier keeps what the memory plan stores: host RAM, or a spill file in a
 // scratch folder (written with pwrite, read with pread, optionally
-// O_DIRECT; each slot's CRC-32 is checked on every read, so a torn or
+// O_DIRECT; each slot's checksum is checked on every read, so a torn or
 // corrupted spill is never read as valid; a full or unwritable folder is an
-// error naming the path). On a GPU the same two roles are GPU memory and
+// error naming the path). Host RAM copies are not checksummed: nothing
+// outside the process writes them. On a GPU the same two roles are GPU memory and
 // pinned host RAM.
 //
 //===----------------------------------------------------------------------===//
@@ -54,6 +55,8 @@ private:
   int64_t capacity_;
   mutable std::mutex mutex;
   int64_t used_ = 0, peak_ = 0;
+  std::multimap<int64_t, void *> cached; // freed blocks by rounded size
+  int64_t cachedBytes = 0;
 };
 
 /// Where stored tensors live: slots keyed by an integer (the tensor).
@@ -62,7 +65,8 @@ public:
   virtual ~NextTier();
   /// Stores `bytes` from `data` as `key` (replacing an earlier slot).
   virtual llvm::Error write(int key, const void *data, int64_t bytes) = 0;
-  /// Reads slot `key` (exactly `bytes`) into `data`, checking its CRC.
+  /// Reads slot `key` (exactly `bytes`) into `data` (a spill file's slot
+  /// checked against its checksum).
   virtual llvm::Error read(int key, void *data, int64_t bytes) = 0;
   /// Bytes the tier holds now.
   virtual int64_t bytesHeld() const = 0;

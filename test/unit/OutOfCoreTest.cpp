@@ -13,7 +13,7 @@
 #include "runtime/Model.h"
 #include "runtime/graph/Loaders.h"
 
-#include "TestRandom.h"
+#include "TestGraphs.h"
 
 #include <gtest/gtest.h>
 
@@ -23,87 +23,9 @@
 #include <tuple>
 
 using namespace saga;
-using sagatest::hashString;
-using sagatest::Rng;
+using namespace sagatest;
 
 namespace {
-
-std::string errorText(llvm::Error e) {
-  return e ? llvm::toString(std::move(e)) : "";
-}
-
-const Dataset &cora() {
-  static Dataset d = [] {
-    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
-    if (!loaded) {
-      ADD_FAILURE() << llvm::toString(loaded.takeError());
-      return Dataset();
-    }
-    rowNormalize(loaded->features);
-    return std::move(*loaded);
-  }();
-  return d;
-}
-
-/// 4000 vertices: a hub (vertex 1234) with 3500 in-edges, 8000 random
-/// edges among the first 3800, the last 200 isolated.
-EdgeList hubEdges() {
-  Rng rng(2002);
-  EdgeList g;
-  g.numVertices = 4000;
-  for (int i = 0; i < 3500; ++i) {
-    g.src.push_back(rng.below(3800));
-    g.dst.push_back(1234);
-  }
-  for (int i = 0; i < 8000; ++i) {
-    g.src.push_back(rng.below(3800));
-    g.dst.push_back(rng.below(3800));
-  }
-  return g;
-}
-
-const Graph &graphFor(const std::string &name, bool selfLoops) {
-  static std::map<std::pair<std::string, bool>, std::unique_ptr<Graph>> cache;
-  auto &slot = cache[{name, selfLoops}];
-  if (!slot) {
-    EdgeList e = name == "cora" ? cora().edges : hubEdges();
-    slot = std::make_unique<Graph>(
-        Graph::build(e.numVertices, e.src, e.dst, selfLoops));
-  }
-  return *slot;
-}
-
-void bindInputs(Model &m, const Graph &g, const std::string &graphName,
-                const std::string &key) {
-  ASSERT_EQ(errorText(m.setGraph(g)), "");
-  for (const ValueInfo &in : m.inputs()) {
-    std::vector<int64_t> shape{
-        in.domain == ValueInfo::Edge ? g.numEdges : int64_t(g.numVertices)};
-    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
-    if (graphName == "cora" && in.dtype == DType::F32 &&
-        cora().features.shape() == shape) {
-      ASSERT_EQ(errorText(m.setInput(in.name, cora().features)), "");
-      continue;
-    }
-    Rng rng(hashString(key + "/input/" + in.name));
-    Tensor t(shape, in.dtype);
-    for (int64_t i = 0; i < t.numElements(); ++i) {
-      if (in.dtype == DType::I32)
-        t.i32()[i] = graphName == "cora" ? cora().labels[size_t(i)]
-                                         : rng.below(8) - 1;
-      else
-        t.f32()[i] = float(rng.uniform(-1, 1));
-    }
-    ASSERT_EQ(errorText(m.setInput(in.name, std::move(t))), "");
-  }
-  m.initParams(hashString(key));
-}
-
-bool sameBits(const Tensor &a, const Tensor &b) {
-  return a.shape() == b.shape() &&
-         std::memcmp(a.f32(), b.f32(),
-                     size_t(a.numElements()) * 4) == 0;
-}
 
 /// The unbounded run's resident bytes at its peak, as the budget counts
 /// them: every planned tensor kept (inputs, parameters, plan buffers).

@@ -13,7 +13,7 @@
 #include "runtime/graph/Loaders.h"
 #include "runtime/memory/MemoryPlanner.h"
 
-#include "TestRandom.h"
+#include "TestGraphs.h"
 
 #include <gtest/gtest.h>
 
@@ -24,96 +24,8 @@
 #include <tuple>
 
 using namespace saga;
-using sagatest::hashString;
-using sagatest::Rng;
+using namespace sagatest;
 
-namespace {
-
-std::string errorText(llvm::Error e) {
-  return e ? llvm::toString(std::move(e)) : "";
-}
-
-/// 4000 vertices: a hub (vertex 1234) with 3500 in-edges, 8000 random
-/// edges among the first 3800, the last 200 isolated, edges in random order.
-EdgeList hubEdges() {
-  Rng rng(2002);
-  EdgeList g;
-  g.numVertices = 4000;
-  for (int i = 0; i < 3500; ++i) {
-    g.src.push_back(rng.below(3800));
-    g.dst.push_back(1234);
-  }
-  for (int i = 0; i < 8000; ++i) {
-    g.src.push_back(rng.below(3800));
-    g.dst.push_back(rng.below(3800));
-  }
-  for (size_t i = g.src.size() - 1; i > 0; --i) {
-    size_t j = size_t(rng.below(int64_t(i) + 1));
-    std::swap(g.src[i], g.src[j]);
-    std::swap(g.dst[i], g.dst[j]);
-  }
-  return g;
-}
-
-const Dataset &cora() {
-  static std::unique_ptr<Dataset> d;
-  if (!d) {
-    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
-    if (!loaded) {
-      ADD_FAILURE() << llvm::toString(loaded.takeError());
-      return *(d = std::make_unique<Dataset>());
-    }
-    d = std::make_unique<Dataset>(std::move(*loaded));
-    rowNormalize(d->features);
-  }
-  return *d;
-}
-
-const Graph &graphFor(const std::string &name, bool selfLoops) {
-  static std::map<std::pair<std::string, bool>, std::unique_ptr<Graph>> cache;
-  auto &slot = cache[{name, selfLoops}];
-  if (!slot) {
-    EdgeList e = name == "cora" ? cora().edges : hubEdges();
-    slot = std::make_unique<Graph>(
-        Graph::build(e.numVertices, e.src, e.dst, selfLoops));
-  }
-  return *slot;
-}
-
-/// Cora's features and labels where the model's inputs fit them; random
-/// values otherwise (and on the hub graph); random parameters.
-void bindInputs(Model &m, const Graph &g, const std::string &graphName,
-          const std::string &key) {
-  ASSERT_EQ(errorText(m.setGraph(g)), "");
-  for (const ValueInfo &in : m.inputs()) {
-    std::vector<int64_t> shape{
-        in.domain == ValueInfo::Edge ? g.numEdges : int64_t(g.numVertices)};
-    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
-    if (graphName == "cora" && in.dtype == DType::F32 &&
-        cora().features.shape() == shape) {
-      ASSERT_EQ(errorText(m.setInput(in.name, cora().features)), "");
-      continue;
-    }
-    Rng rng(hashString(key + "/input/" + in.name));
-    Tensor t(shape, in.dtype);
-    for (int64_t i = 0; i < t.numElements(); ++i) {
-      if (in.dtype == DType::I32)
-        t.i32()[i] = graphName == "cora" ? cora().labels[size_t(i)]
-                                         : rng.below(7);
-      else
-        t.f32()[i] = float(rng.uniform(-1, 1));
-    }
-    ASSERT_EQ(errorText(m.setInput(in.name, std::move(t))), "");
-  }
-  m.initParams(hashString(key));
-}
-
-bool sameBits(const Tensor &a, const Tensor &b) {
-  return a.shape() == b.shape() &&
-         std::memcmp(a.f32(), b.f32(), size_t(a.numElements()) * 4) == 0;
-}
-
-} // namespace
 
 TEST(EdgeChunks, SplitKeepsEveryEdgeInOrder) {
   const Graph &g = graphFor("hub", true);

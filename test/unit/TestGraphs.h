@@ -1,0 +1,115 @@
+//===- TestGraphs.h - graphs and inputs the engine tests share --*- C++ -*-===//
+//
+// Cora (row-normalised features), a 4000-vertex graph with a hub of
+// in-degree 3500 and 200 isolated vertices, graphs built from them once per
+// test binary, and binding a model's inputs to Cora's data or to seeded
+// random values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_TEST_UNIT_TESTGRAPHS_H
+#define SAGA_TEST_UNIT_TESTGRAPHS_H
+
+#include "runtime/Model.h"
+#include "runtime/graph/Loaders.h"
+
+#include "TestRandom.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+
+namespace sagatest {
+
+inline std::string errorText(llvm::Error e) {
+  return e ? llvm::toString(std::move(e)) : "";
+}
+
+/// Cora as examples/data/cora has it; features row-normalised when
+/// `normalized`.
+inline const saga::Dataset &cora(bool normalized = true) {
+  static std::map<bool, saga::Dataset> cache;
+  auto it = cache.find(normalized);
+  if (it == cache.end()) {
+    auto loaded = saga::loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
+    if (!loaded) {
+      ADD_FAILURE() << llvm::toString(loaded.takeError());
+      return cache[normalized];
+    }
+    if (normalized)
+      saga::rowNormalize(loaded->features);
+    it = cache.emplace(normalized, std::move(*loaded)).first;
+  }
+  return it->second;
+}
+
+/// 4000 vertices: a hub (vertex 1234) with 3500 in-edges, 8000 random
+/// edges among the first 3800, the last 200 isolated.
+inline saga::EdgeList hubEdges() {
+  Rng rng(2002);
+  saga::EdgeList g;
+  g.numVertices = 4000;
+  for (int i = 0; i < 3500; ++i) {
+    g.src.push_back(rng.below(3800));
+    g.dst.push_back(1234);
+  }
+  for (int i = 0; i < 8000; ++i) {
+    g.src.push_back(rng.below(3800));
+    g.dst.push_back(rng.below(3800));
+  }
+  return g;
+}
+
+/// "cora" or "hub", with or without self loops, built once.
+inline const saga::Graph &graphFor(const std::string &name, bool selfLoops) {
+  static std::map<std::pair<std::string, bool>, std::unique_ptr<saga::Graph>>
+      cache;
+  auto &slot = cache[{name, selfLoops}];
+  if (!slot) {
+    saga::EdgeList e = name == "cora" ? cora().edges : hubEdges();
+    slot = std::make_unique<saga::Graph>(
+        saga::Graph::build(e.numVertices, e.src, e.dst, selfLoops));
+  }
+  return *slot;
+}
+
+/// Cora's features and labels where the model's inputs fit them; seeded
+/// random values otherwise (labels in [-1, 7) on other graphs); parameters
+/// from the key's seed.
+inline void bindInputs(saga::Model &m, const saga::Graph &g,
+                       const std::string &graphName, const std::string &key) {
+  using namespace saga;
+  ASSERT_EQ(errorText(m.setGraph(g)), "");
+  for (const ValueInfo &in : m.inputs()) {
+    std::vector<int64_t> shape{
+        in.domain == ValueInfo::Edge ? g.numEdges : int64_t(g.numVertices)};
+    shape.insert(shape.end(), in.shape.begin(), in.shape.end());
+    if (graphName == "cora" && in.dtype == DType::F32 &&
+        cora().features.shape() == shape) {
+      ASSERT_EQ(errorText(m.setInput(in.name, cora().features)), "");
+      continue;
+    }
+    Rng rng(hashString(key + "/input/" + in.name));
+    Tensor t(shape, in.dtype);
+    for (int64_t i = 0; i < t.numElements(); ++i) {
+      if (in.dtype == DType::I32)
+        t.i32()[i] = graphName == "cora" ? cora().labels[size_t(i)]
+                                         : rng.below(8) - 1;
+      else
+        t.f32()[i] = float(rng.uniform(-1, 1));
+    }
+    ASSERT_EQ(errorText(m.setInput(in.name, std::move(t))), "");
+  }
+  m.initParams(hashString(key));
+}
+
+inline bool sameBits(const saga::Tensor &a, const saga::Tensor &b) {
+  return a.shape() == b.shape() &&
+         std::memcmp(a.f32(), b.f32(), size_t(a.numElements()) * 4) == 0;
+}
+
+} // namespace sagatest
+
+#endif // SAGA_TEST_UNIT_TESTGRAPHS_H
