@@ -197,6 +197,23 @@ llvm::Expected<PlanMemory> Model::memoryProblem(bool training,
                            *impl->graph, pinBelow, intervals);
 }
 
+llvm::Expected<std::string>
+Model::chunkedSchedule(bool training, const ForwardOptions &options) {
+  if (!impl->graph)
+    return llvm::createStringError("no graph: call setGraph first");
+  if (training && !impl->trainModel)
+    return llvm::createStringError(
+        "the model was compiled without its training plan "
+        "(CompileOptions::training)");
+  if (options.memoryBudget <= 0)
+    return llvm::createStringError("a chunked schedule needs a memory budget");
+  return describeChunked(training ? impl->trainModel : impl->model,
+                         *impl->graph,
+                         {options.memoryBudget, options.intervals,
+                          options.scratch, options.directIO,
+                          impl->chunkedPlans.get()});
+}
+
 llvm::Error Model::setGraph(const Graph &graph) {
   if (graph.selfLoops != impl->selfLoops)
     return llvm::createStringError(

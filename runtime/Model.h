@@ -139,6 +139,11 @@ public:
   llvm::Expected<PlanMemory> memoryProblem(bool training, int64_t pinBelow,
                                            int64_t intervals = 1) const;
 
+  /// The chunked schedule a run with `options.memoryBudget` follows (the
+  /// training step's with `training`): intervals, steps and transfers.
+  llvm::Expected<std::string> chunkedSchedule(bool training,
+                                              const ForwardOptions &options);
+
   /// The graph stays owned by the caller and must outlive forward().
   llvm::Error setGraph(const Graph &graph);
   /// Vertex inputs have numVertices rows; edge inputs numEdges rows in edge

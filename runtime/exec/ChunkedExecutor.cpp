@@ -11,6 +11,8 @@
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <cblas.h>
 
@@ -527,6 +529,10 @@ struct ChunkedPlanCache::Entry {
   PlanMemory memory;
   MemoryPlan plan;
   int64_t minimum = 0;
+  // Kept from run to run: the pool's recycled blocks and the host-RAM
+  // tier's slots are reused, not faulted in again each step.
+  std::unique_ptr<DevicePool> pool;
+  std::unique_ptr<NextTier> ramTier;
 };
 ChunkedPlanCache::ChunkedPlanCache() = default;
 ChunkedPlanCache::~ChunkedPlanCache() = default;
@@ -588,6 +594,65 @@ planChunked(ModelOp model, const Graph &g, const ChunkedOptions &options) {
 }
 } // namespace
 
+llvm::Expected<std::string> saga::describeChunked(ModelOp model,
+                                                 const Graph &g,
+                                                 const ChunkedOptions &options) {
+  ChunkedPlanCache local;
+  ChunkedPlanCache &cache = options.cache ? *options.cache : local;
+  auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
+                             options.budget, options.intervals);
+  std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
+  if (!entry) {
+    auto made = planChunked(model, g, options);
+    if (!made)
+      return made.takeError();
+    entry = std::make_unique<ChunkedPlanCache::Entry>(std::move(*made));
+  }
+  const PlanMemory &pm = entry->memory;
+  const MemoryPlan &plan = entry->plan;
+  const MemoryProblem &p = pm.problem;
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  auto mib = [](int64_t b) { return double(b) / (1 << 20); };
+  os << llvm::format("chunked schedule: %zu row intervals, budget %lld bytes "
+                     "(%.1f MiB planned, %.1f MiB for loads ahead, %.1f MiB "
+                     "pinned), plan %s moves %.1f MiB\n",
+                     pm.bounds.size() - 1, (long long)options.budget,
+                     mib(p.budget), mib(options.budget - pm.pinnedBytes - p.budget),
+                     mib(pm.pinnedBytes), plan.method.c_str(),
+                     mib(plan.bytesMoved()));
+  os << "  intervals:";
+  for (size_t j = 0; j + 1 < pm.bounds.size(); ++j)
+    os << " [" << pm.bounds[j] << ", " << pm.bounds[j + 1] << ")";
+  os << "\n";
+  auto name = [&](int t) { return p.tensors[size_t(t)].name; };
+  auto list = [&](const char *what, const std::vector<int> &ts) {
+    if (ts.empty())
+      return;
+    os << " " << what;
+    for (int t : ts)
+      os << " " << name(t);
+  };
+  size_t at = 0;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    for (; at < plan.transfers.size() && plan.transfers[at].op == int(k) &&
+           plan.transfers[at].kind == Transfer::Load;
+         ++at)
+      os << llvm::format("    load  %s (%lld bytes)\n",
+                         name(plan.transfers[at].tensor).c_str(),
+                         (long long)p.tensors[size_t(plan.transfers[at].tensor)].bytes);
+    os << "  step " << k << ": " << p.ops[k].name << " ;";
+    list("reads", p.ops[k].reads);
+    list("writes", p.ops[k].writes);
+    list("updates", p.ops[k].updates);
+    os << "\n";
+    for (; at < plan.transfers.size() && plan.transfers[at].op == int(k); ++at)
+      os << (plan.transfers[at].kind == Transfer::Store ? "    store " : "    free  ")
+         << name(plan.transfers[at].tensor) << "\n";
+  }
+  return out;
+}
+
 llvm::Expected<std::vector<Tensor>>
 saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
                      const ChunkedOptions &options, ChunkedStats *stats) {
@@ -609,19 +674,25 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   const MemoryPlan &plan = entry->plan;
   int64_t parts = int64_t(pm.bounds.size()) - 1;
   int64_t room = options.budget - pm.pinnedBytes;
-  std::unique_ptr<NextTier> tier;
+  std::unique_ptr<NextTier> spill; // a spill file lives for one run
+  NextTier *tier;
   if (options.scratch.empty()) {
-    tier = NextTier::inMemory();
+    if (!entry->ramTier)
+      entry->ramTier = NextTier::inMemory();
+    tier = entry->ramTier.get();
   } else {
     auto t = NextTier::inFolder(options.scratch, options.direct);
     if (!t)
       return t.takeError();
-    tier = std::move(*t);
+    spill = std::move(*t);
+    tier = spill.get();
   }
   ChunkedRun run(model, ctx, pm);
   if (llvm::Error e = run.seed(*tier))
     return std::move(e);
-  DevicePool pool(room);
+  if (!entry->pool)
+    entry->pool = std::make_unique<DevicePool>(room);
+  DevicePool &pool = *entry->pool;
   auto ran = runMemoryPlan(pm.problem, plan, pool, *tier,
                            [&](int k, Resident &r) { return run.compute(k, r); });
   if (!ran)

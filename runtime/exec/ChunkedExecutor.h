@@ -65,6 +65,12 @@ struct ChunkedStats {
   PlanRunStats run;         // what moved, stalls, the pool's peak
 };
 
+/// The chunked schedule `executeChunked` would run, as text: the row
+/// intervals, then every step (a plan op over interval j, or chunk (i, j))
+/// with the plan's loads before it and its stores and frees after it.
+llvm::Expected<std::string> describeChunked(ModelOp model, const Graph &graph,
+                                            const ChunkedOptions &options);
+
 llvm::Expected<std::vector<Tensor>> executeChunked(ModelOp model,
                                                    const ExecutionContext &ctx,
                                                    const ChunkedOptions &options,

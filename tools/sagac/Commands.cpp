@@ -222,6 +222,12 @@ int saga::runForward(const RunOptions &options) {
   ForwardOptions fo = executionOf(options);
   fo.lossMask = data->train;
   fo.profile = options.profile;
+  if (options.printSchedule) {
+    auto text = model->chunkedSchedule(/*training=*/false, fo);
+    if (!text)
+      return fail(text.takeError());
+    llvm::outs() << *text;
+  }
   auto result = model->forward(fo);
   if (!result)
     return fail(result.takeError());
@@ -274,6 +280,14 @@ int saga::runTrain(const TrainCommandOptions &options) {
               session->data.test};
   TrainOptions t = options.train;
   t.execution = executionOf(options.run);
+  if (options.run.printSchedule) {
+    ForwardOptions fo = t.execution;
+    fo.lossMask = split.train;
+    auto text = session->model->chunkedSchedule(/*training=*/true, fo);
+    if (!text)
+      return fail(text.takeError());
+    llvm::outs() << *text;
+  }
   llvm::outs() << llvm::format(
       "training %u epochs, %s lr %g, seed %llu, %zu train / %zu val / %zu "
       "test vertices\n",

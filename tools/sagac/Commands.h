@@ -31,6 +31,7 @@ struct RunOptions {
   std::string scratch;
   bool directIO = false;
   int64_t intervals = 0;
+  bool printSchedule = false; // print the chunked schedule first
 };
 
 /// "512M", "4G", "1.5GiB", "1000000": bytes; -1 when it is not a size.

@@ -140,6 +140,11 @@ cl::opt<int64_t> chunkIntervals(
     cl::desc("With --memory-budget: row intervals (default: the fewest that "
              "fit)"),
     cl::init(0), cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<bool> printSchedule(
+    "print-schedule",
+    cl::desc("With --memory-budget: print the chunked schedule (intervals, "
+             "steps, loads, stores, frees) before running"),
+    cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<std::string> convertOutput(cl::Positional, cl::desc("<output.sgf>"),
                                    cl::Required, cl::sub(convertCommand));
 cl::opt<int64_t> intervals(
@@ -247,9 +252,11 @@ int main(int argc, char **argv) {
       return 1;
     }
   }
-  if ((!scratchDir.empty() || directIO || chunkIntervals != 0) && budget == 0) {
-    llvm::errs() << "sagac: error: --scratch, --direct-io and "
-                    "--chunk-intervals need --memory-budget\n";
+  if ((!scratchDir.empty() || directIO || chunkIntervals != 0 ||
+       printSchedule) &&
+      budget == 0) {
+    llvm::errs() << "sagac: error: --scratch, --direct-io, --chunk-intervals "
+                    "and --print-schedule need --memory-budget\n";
     return 1;
   }
   if (chunkIntervals < 0) {
@@ -262,6 +269,7 @@ int main(int argc, char **argv) {
     options.scratch = scratchDir;
     options.directIO = directIO;
     options.intervals = chunkIntervals;
+    options.printSchedule = printSchedule;
     options.model = inputFile;
     options.data = dataDir;
     options.params = paramsFile;
