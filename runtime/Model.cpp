@@ -184,30 +184,33 @@ std::string Model::planIR() const {
   return s;
 }
 
-llvm::Expected<PlanMemory> Model::memoryProblem(bool training,
-                                                int64_t pinBelow,
-                                                int64_t intervals) const {
+llvm::Expected<ModelOp> Model::planFor(bool training) const {
   if (!impl->graph)
     return llvm::createStringError("no graph: call setGraph first");
   if (training && !impl->trainModel)
     return llvm::createStringError(
         "the model was compiled without its training plan "
         "(CompileOptions::training)");
-  return planMemoryProblem(training ? impl->trainModel : impl->model,
-                           *impl->graph, pinBelow, intervals);
+  return training ? impl->trainModel : impl->model;
+}
+
+llvm::Expected<PlanMemory> Model::memoryProblem(bool training,
+                                                int64_t pinBelow,
+                                                int64_t intervals) const {
+  auto plan = planFor(training);
+  if (!plan)
+    return plan.takeError();
+  return planMemoryProblem(*plan, *impl->graph, pinBelow, intervals);
 }
 
 llvm::Expected<std::string>
 Model::chunkedSchedule(bool training, const ForwardOptions &options) {
-  if (!impl->graph)
-    return llvm::createStringError("no graph: call setGraph first");
-  if (training && !impl->trainModel)
-    return llvm::createStringError(
-        "the model was compiled without its training plan "
-        "(CompileOptions::training)");
+  auto plan = planFor(training);
+  if (!plan)
+    return plan.takeError();
   if (options.memoryBudget <= 0)
     return llvm::createStringError("a chunked schedule needs a memory budget");
-  return describeChunked(training ? impl->trainModel : impl->model,
+  return describeChunked(*plan,
                          *impl->graph,
                          {options.memoryBudget, options.intervals,
                           options.scratch, options.directIO,

@@ -167,6 +167,8 @@ public:
 
 private:
   struct Impl;
+  /// The inference or training plan, once a graph is set.
+  llvm::Expected<ModelOp> planFor(bool training) const;
   struct RunResult {
     std::vector<Tensor> values;
     double seconds = 0;

@@ -592,12 +592,11 @@ planChunked(ModelOp model, const Graph &g, const ChunkedOptions &options) {
     return llvm::createStringError("memory plan: " + e.plan.error);
   return e;
 }
-} // namespace
-
-llvm::Expected<std::string> saga::describeChunked(ModelOp model,
-                                                 const Graph &g,
-                                                 const ChunkedOptions &options) {
-  ChunkedPlanCache local;
+/// The cached plan for `options`, made on first use (in `local` when the
+/// options name no cache).
+llvm::Expected<ChunkedPlanCache::Entry *>
+cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
+           ChunkedPlanCache &local) {
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
                              options.budget, options.intervals);
@@ -608,6 +607,18 @@ llvm::Expected<std::string> saga::describeChunked(ModelOp model,
       return made.takeError();
     entry = std::make_unique<ChunkedPlanCache::Entry>(std::move(*made));
   }
+  return entry.get();
+}
+} // namespace
+
+llvm::Expected<std::string> saga::describeChunked(ModelOp model,
+                                                 const Graph &g,
+                                                 const ChunkedOptions &options) {
+  ChunkedPlanCache local;
+  auto found = cachedPlan(model, g, options, local);
+  if (!found)
+    return found.takeError();
+  ChunkedPlanCache::Entry *entry = *found;
   const PlanMemory &pm = entry->memory;
   const MemoryPlan &plan = entry->plan;
   const MemoryProblem &p = pm.problem;
@@ -660,16 +671,10 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (!ctx.chunks)
     return llvm::createStringError("a chunked run needs the graph's chunk cache");
   ChunkedPlanCache local;
-  ChunkedPlanCache &cache = options.cache ? *options.cache : local;
-  auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
-                             options.budget, options.intervals);
-  std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
-  if (!entry) {
-    auto made = planChunked(model, g, options);
-    if (!made)
-      return made.takeError();
-    entry = std::make_unique<ChunkedPlanCache::Entry>(std::move(*made));
-  }
+  auto found = cachedPlan(model, g, options, local);
+  if (!found)
+    return found.takeError();
+  ChunkedPlanCache::Entry *entry = *found;
   const PlanMemory &pm = entry->memory;
   const MemoryPlan &plan = entry->plan;
   int64_t parts = int64_t(pm.bounds.size()) - 1;

@@ -40,7 +40,7 @@ int64_t unboundedPeak(Model &m, bool training) {
 } // namespace
 
 class OutOfCore
-    : public testing::TestWithParam<std::tuple<const char *, unsigned>> {};
+    : public testing::TestWithParam<ExampleParam> {};
 
 TEST_P(OutOfCore, SameBitsUnderABudget) {
   auto [file, opt] = GetParam();
@@ -92,12 +92,7 @@ TEST_P(OutOfCore, SameBitsUnderABudget) {
         EXPECT_EQ(fwd->loss, refFwd->loss);
         auto step = m.trainStep(bo, 5);
         ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
-        EXPECT_EQ(step->loss, refStep->loss);
-        ASSERT_EQ(step->gradients.size(), refStep->gradients.size());
-        for (size_t i = 0; i < step->gradients.size(); ++i)
-          EXPECT_TRUE(sameBits(step->gradients[i].second,
-                               refStep->gradients[i].second))
-              << step->gradients[i].first;
+        expectSameStep(*step, *refStep);
         EXPECT_EQ(step->chunked.run.transfers.bytesLoaded +
                       step->chunked.run.transfers.bytesStored,
                   step->chunked.plannedBytes);
@@ -111,25 +106,12 @@ TEST_P(OutOfCore, SameBitsUnderABudget) {
       ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
       EXPECT_GT(step->chunked.intervals, 1);
       EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
-      EXPECT_EQ(step->loss, refStep->loss);
-      for (size_t i = 0; i < step->gradients.size(); ++i)
-        EXPECT_TRUE(sameBits(step->gradients[i].second,
-                             refStep->gradients[i].second))
-            << step->gradients[i].first;
+      expectSameStep(*step, *refStep);
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Examples, OutOfCore,
-    testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
-                                     "gin.saga", "ggcn.saga"),
-                     testing::Values(0u, 2u)),
-    [](const auto &info) {
-      std::string name = std::get<0>(info.param);
-      return name.substr(0, name.find('.')) + "_O" +
-             std::to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Examples, OutOfCore, exampleModels(), exampleName);
 
 TEST(OutOfCoreErrors, BudgetBelowTheMinimumSaysWhatItNeeds) {
   auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");

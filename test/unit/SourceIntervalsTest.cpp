@@ -75,7 +75,7 @@ TEST(EdgeChunks, IntervalsCoverTheVertices) {
 }
 
 class SourceIntervals
-    : public testing::TestWithParam<std::tuple<const char *, unsigned>> {};
+    : public testing::TestWithParam<ExampleParam> {};
 
 TEST_P(SourceIntervals, SameBitsForAnyChunkCount) {
   auto [file, opt] = GetParam();
@@ -106,28 +106,14 @@ TEST_P(SourceIntervals, SameBitsForAnyChunkCount) {
       EXPECT_EQ(fwd->loss, refFwd->loss);
       auto step = m.trainStep(fo, 5);
       ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
-      EXPECT_EQ(step->loss, refStep->loss);
-      ASSERT_EQ(step->gradients.size(), refStep->gradients.size());
-      for (size_t i = 0; i < step->gradients.size(); ++i)
-        EXPECT_TRUE(sameBits(step->gradients[i].second,
-                             refStep->gradients[i].second))
-            << step->gradients[i].first;
+      expectSameStep(*step, *refStep);
       EXPECT_EQ(fwd->sourceIntervals, parts);
       EXPECT_EQ(step->sourceIntervals, parts);
     }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Examples, SourceIntervals,
-    testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
-                                     "gin.saga", "ggcn.saga"),
-                     testing::Values(0u, 2u)),
-    [](const auto &info) {
-      std::string name = std::get<0>(info.param);
-      return name.substr(0, name.find('.')) + "_O" +
-             std::to_string(std::get<1>(info.param));
-    });
+INSTANTIATE_TEST_SUITE_P(Examples, SourceIntervals, exampleModels(), exampleName);
 
 TEST(SourceIntervalsErrors, NegativeCountIsAnError) {
   auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <tuple>
 
 namespace sagatest {
 
@@ -108,6 +109,31 @@ inline void bindInputs(saga::Model &m, const saga::Graph &g,
 inline bool sameBits(const saga::Tensor &a, const saga::Tensor &b) {
   return a.shape() == b.shape() &&
          std::memcmp(a.f32(), b.f32(), size_t(a.numElements()) * 4) == 0;
+}
+
+/// The loss and every gradient of `step` equal `ref`'s bit for bit.
+inline void expectSameStep(const saga::TrainStepResult &step,
+                           const saga::TrainStepResult &ref) {
+  EXPECT_EQ(step.loss, ref.loss);
+  ASSERT_EQ(step.gradients.size(), ref.gradients.size());
+  for (size_t i = 0; i < step.gradients.size(); ++i)
+    EXPECT_TRUE(sameBits(step.gradients[i].second, ref.gradients[i].second))
+        << step.gradients[i].first;
+}
+
+/// The example models at -O0 and -O2, named gcn_O0 ... in test names.
+using ExampleParam = std::tuple<const char *, unsigned>;
+inline auto exampleModels() {
+  return testing::Combine(testing::Values("gcn.saga", "gat.saga",
+                                          "graphsage.saga", "gin.saga",
+                                          "ggcn.saga"),
+                          testing::Values(0u, 2u));
+}
+inline std::string
+exampleName(const testing::TestParamInfo<ExampleParam> &info) {
+  std::string name = std::get<0>(info.param);
+  return name.substr(0, name.find('.')) + "_O" +
+         std::to_string(std::get<1>(info.param));
 }
 
 } // namespace sagatest
