@@ -16,9 +16,7 @@
 
 #include <cblas.h>
 
-#include <array>
 #include <cstring>
-#include <numeric>
 
 using namespace mlir;
 using namespace saga;
@@ -175,7 +173,8 @@ llvm::Error ChunkedRun::seed(NextTier &tier) {
     if (const Tensor *ext = external(v)) {
       if (ext->numElements() != elementsOf(v.getType(), g))
         return llvm::createStringError(
-            "input has shape " + ext->describe() + ", the model needs " +
+            "input " + pm.problem.tensors[t].name + " has shape " +
+            ext->describe() + ", the model needs " +
             Tensor::describe(shapeOf(v.getType(), g.numVertices),
                              dtypeOf(v.getType())));
       data = static_cast<const char *>(static_cast<const void *>(ext->f32()));
@@ -287,10 +286,10 @@ llvm::Error ChunkedRun::compute(int k, Resident &r) {
     return e;
   // Returned vertex values go to the caller piece by piece, once final.
   const PlanStep &step = pm.steps[size_t(k)];
+  // (Only launches run by chunk; a propagation's rows are final at its
+  // last one.)
   if (parts == 1 || (step.i >= 0 && step.i + 1 != parts &&
-                     !isa<LaunchOp>(step.op)) ||
-      (step.i >= 0 && step.i + 1 != parts &&
-       cast<LaunchOp>(step.op).getPropagate()))
+                     cast<LaunchOp>(step.op).getPropagate()))
     return llvm::Error::success();
   for (Value res : step.op->getResults()) {
     auto d = dyn_cast<DomainType>(res.getType());
@@ -401,15 +400,24 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     }
     return llvm::Error::success();
   }
+  // A loss or its gradient: the logits and labels seen from interval j,
+  // the classes, the loss rows.
+  struct Loss {
+    const float *logits;
+    const int32_t *labels;
+    int64_t c;
+    std::vector<int32_t> rows;
+  };
+  auto loss = [&](Value logits, Value labels) {
+    return Loss{reinterpret_cast<const float *>(addr(logits, j, r)),
+                reinterpret_cast<const int32_t *>(addr(labels, j, r)),
+                elementsOf(logits.getType(), g) / g.numVertices,
+                lossRows(ctx.lossMask, g.numVertices)};
+  };
   if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
     // Each loss row's term, then per 8192-entry chunk in order, chunks in
     // order: the in-memory executor's sum.
-    const float *logits =
-        reinterpret_cast<const float *>(addr(ce.getLogits(), j, r));
-    const int32_t *labels =
-        reinterpret_cast<const int32_t *>(addr(ce.getLabels(), j, r));
-    int64_t c = elementsOf(ce.getLogits().getType(), g) / g.numVertices;
-    std::vector<int32_t> rows = lossRows(ctx.lossMask, g.numVertices);
+    auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels());
     auto &terms = lossTerms[op];
     auto &counted = lossCounted[op];
     terms.resize(rows.size(), 0.0);
@@ -443,15 +451,10 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     return llvm::Error::success();
   }
   if (auto ce = dyn_cast<CrossEntropyGradOp>(op)) {
-    const float *logits =
-        reinterpret_cast<const float *>(addr(ce.getLogits(), j, r));
-    const int32_t *labels =
-        reinterpret_cast<const int32_t *>(addr(ce.getLabels(), j, r));
+    auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels());
     float gr = reinterpret_cast<const float *>(addr(ce.getGrad(), j, r))[0];
     float *d = reinterpret_cast<float *>(addr(ce.getResult(), j, r));
-    int64_t c = elementsOf(ce.getLogits().getType(), g) / g.numVertices;
     std::fill(d + lo(j) * c, d + hi(j) * c, 0.0f);
-    std::vector<int32_t> rows = lossRows(ctx.lossMask, g.numVertices);
     // The count is over every loss row: labels are a graph input, whole in
     // the caller's memory.
     const Tensor *all = external(ce.getLabels());

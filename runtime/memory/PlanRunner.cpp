@@ -73,8 +73,8 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
     }
     return pool.allocate(bytes, "tensor " + p.tensors[size_t(t)].name);
   };
-  // Issues loads in plan order: those of operator `upTo` always, later ones
-  // (up to `depth` operators ahead) while they fit the reserve.
+  // Issues loads in plan order: those of operator `current` always, later
+  // ones (up to `depth` operators ahead) while they fit the reserve.
   auto issueLoads = [&](size_t current) -> llvm::Error {
     for (; nextLoadOp < numOps && nextLoadOp <= current + size_t(depth);
          ++nextLoadOp, nextLoadIndex = 0) {
