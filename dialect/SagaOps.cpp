@@ -605,3 +605,44 @@ LogicalResult LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 
 #define GET_OP_CLASSES
 #include "dialect/SagaOps.cpp.inc"
+
+LogicalResult ScheduleOp::verify() {
+  ArrayRef<int32_t> bounds = getIntervals();
+  if (bounds.size() < 2 || bounds.front() != 0 ||
+      bounds.back() != int64_t(getVertices()))
+    return emitOpError() << "intervals must run from 0 to the " << getVertices()
+                         << " vertices";
+  for (size_t k = 1; k < bounds.size(); ++k)
+    if (bounds[k] <= bounds[k - 1])
+      return emitOpError() << "interval bounds must increase (" << bounds[k - 1]
+                           << ", then " << bounds[k] << ")";
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  int64_t next = 0;
+  for (Operation &op : getBody().front()) {
+    if (auto step = dyn_cast<StepOp>(op)) {
+      int64_t index = step.getIndex(), i = step.getI(), j = step.getJ();
+      if (index != next)
+        return step.emitOpError() << "steps must be numbered in order: expected "
+                                  << next << ", found " << index;
+      if (i < -1 || i >= parts || j < -1 || j >= parts)
+        return step.emitOpError() << "chunk [" << i << ", " << j
+                                  << "] is outside the " << parts
+                                  << " intervals";
+      ++next;
+      continue;
+    }
+    if (!isa<PrefetchOp, LoadOp, StoreOp, FreeOp>(op))
+      return op.emitOpError() << "cannot be in a schedule";
+    int64_t piece = op.getAttrOfType<IntegerAttr>("piece").getInt();
+    if (piece < -1 || piece >= parts)
+      return op.emitOpError() << "piece " << piece << " is outside the "
+                              << parts << " intervals";
+    if (op.hasAttr("state")) {
+      auto launch = op.getOperand(0).getDefiningOp<LaunchOp>();
+      if (!launch || !launch.getPropagate())
+        return op.emitOpError() << "a state piece belongs to a propagation's "
+                                   "result";
+    }
+  }
+  return success();
+}

@@ -637,4 +637,82 @@ def Saga_ReleaseOp : Saga_Op<"release"> {
   let assemblyFormat = "$value attr-dict `:` qualified(type($value))";
 }
 
+//===----------------------------------------------------------------------===//
+// Chunked level (DESIGN.md level 3): the plan's steps under a memory budget
+//===----------------------------------------------------------------------===//
+
+def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
+                                            SingleBlock]> {
+  let summary = "the model's steps over row intervals, with their transfers";
+  let description = [{
+    The chunked level (made by `saga-schedule-memory`, run by the chunked
+    executor): the model's vertex values split into row intervals
+    (`intervals` holds their P + 1 bounds), maps and GEMMs run per interval
+    and propagations per 2-D chunk. The body lists, in execution order,
+    every step of the model and the memory plan's transfers between the
+    device tier (`budget` bytes, of which `planned` are the plan's and the
+    rest the room loads use to run ahead) and the next tier:
+
+    - `saga.step N "name" [i, j]`: the model's N-th operator (in the order
+      of its body, leaving out params, constants and releases) over row
+      interval j, and for a propagation or edge map source interval i
+      (-1: not split that way);
+    - `saga.prefetch %v [j]`: the transfer engine may start loading piece j
+      of %v here, ahead of the step that needs it, if the room allows;
+    - `saga.load %v [j]`: piece j of %v must be resident for the next step
+      (loaded here unless a prefetch started it);
+    - `saga.store %v [j]`: after the step, piece j goes down to the next
+      tier (its copy there is current again);
+    - `saga.free %v [j]`: after the step, piece j leaves the device tier
+      (once any store of it has finished).
+
+    A piece of -1 is the whole value; `state` names the running state of
+    the propagation that defines %v (its partial reductions per destination
+    interval). `method` is the planner's (the exact DP, or the fallback it
+    took and why), `moved` the bytes its plan moves per run.
+
+    ```mlir
+    saga.schedule {budget = 8388608 : i64, ...} {
+      saga.load %arg0 [0] : !saga.vertex<1433xf32>
+      saga.step 0 "linear" [-1, 0]
+      saga.store %3 [0] : !saga.vertex<16xf32>
+      saga.free %3 [0] : !saga.vertex<16xf32>
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins I64Attr:$budget, I64Attr:$planned, I64Attr:$pinned,
+                       I64Attr:$minimum, I64Attr:$vertices, I64Attr:$edges,
+                       DenseI32ArrayAttr:$intervals, StrAttr:$method,
+                       I64Attr:$moved);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = "attr-dict-with-keyword $body";
+  let hasVerifier = 1;
+}
+
+def Saga_StepOp : Saga_Op<"step", [HasParent<"ScheduleOp">]> {
+  let summary = "one step of a chunked schedule: operator N over a chunk";
+  let arguments = (ins I64Attr:$index, StrAttr:$name, I64Attr:$i,
+                       I64Attr:$j);
+  let assemblyFormat = "$index $name ` ` `[` $i `,` $j `]` attr-dict";
+}
+
+class Saga_TransferOp<string mnemonic, string what>
+    : Saga_Op<mnemonic, [HasParent<"ScheduleOp">]> {
+  let summary = what;
+  let arguments = (ins AnyType:$value, I64Attr:$piece, UnitAttr:$state);
+  let assemblyFormat = [{
+    (`state` $state^)? $value ` ` `[` $piece `]` attr-dict `:` qualified(type($value))
+  }];
+}
+
+def Saga_PrefetchOp : Saga_TransferOp<"prefetch",
+    "start loading a piece ahead of the step that needs it">;
+def Saga_LoadOp : Saga_TransferOp<"load",
+    "a piece the next step needs resident in the device tier">;
+def Saga_StoreOp : Saga_TransferOp<"store",
+    "after the step, copy a piece down to the next tier">;
+def Saga_FreeOp : Saga_TransferOp<"free",
+    "after the step, a piece leaves the device tier">;
+
 #endif // SAGA_OPS_TD

@@ -209,4 +209,32 @@ def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
                            "mlir::vector::VectorDialect"];
 }
 
+def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
+  let summary = "plan level to the chunked level: intervals, 2-D chunks, "
+                "ROC's memory plan, transfers";
+  let description = [{
+    For a device-tier budget and a graph size, writes each plan-level model's
+    `saga.schedule`: the row intervals (the fewest whose largest step, twice
+    over, fits the budget, or `intervals`), every step of the model over an
+    interval or a 2-D chunk (source interval i, destination interval j), and
+    the memory plan's loads, stores and frees between them, each load that
+    may start early preceded by a `saga.prefetch`. The plan is ROC's dynamic
+    program over the steps (resident subsets of the live pieces), or its
+    stated fallback (`method`). The chunked executor runs exactly this.
+
+    A budget below one step's working set is an error saying what it needs.
+  }];
+  let options = [
+    Option<"budget", "budget", "int64_t", /*default=*/"0",
+           "Device-tier bytes (required)">,
+    Option<"vertices", "vertices", "int64_t", /*default=*/"0",
+           "The graph's vertices (required)">,
+    Option<"edges", "edges", "int64_t", /*default=*/"0",
+           "The graph's edges (with self loops when the model adds them)">,
+    Option<"intervals", "intervals", "int64_t", /*default=*/"0",
+           "Row intervals (0: the fewest that fit)">
+  ];
+  let dependentDialects = ["saga::SagaDialect"];
+}
+
 #endif // SAGA_PASSES_TD

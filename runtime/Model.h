@@ -17,7 +17,7 @@
 #define SAGA_RUNTIME_MODEL_H
 
 #include "runtime/exec/ChunkedExecutor.h"
-#include "runtime/exec/PlanMemory.h"
+#include "analysis/PlanMemory.h"
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/Tensor.h"
 
@@ -135,7 +135,7 @@ public:
   std::string planIR() const;
 
   /// The inference (or training) plan's steps, sized for the graph set, as
-  /// a memory-planning problem (see runtime/exec/PlanMemory.h).
+  /// a memory-planning problem (see analysis/PlanMemory.h).
   llvm::Expected<PlanMemory> memoryProblem(bool training, int64_t pinBelow,
                                            int64_t intervals = 1) const;
 

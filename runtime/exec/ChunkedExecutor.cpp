@@ -2,12 +2,13 @@
 
 #include "runtime/exec/ChunkedExecutor.h"
 
+#include "analysis/ChunkPlan.h"
 #include "runtime/exec/ExecHelpers.h"
-#include "runtime/exec/PlanMemory.h"
 
 #include "codegen/CpuJit.h"
 #include "codegen/KernelEmitter.h"
 
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -23,10 +24,6 @@ using namespace saga;
 using namespace saga::exec;
 
 namespace {
-
-/// Parameter-sized values under this many bytes stay in host memory, out
-/// of the plan.
-constexpr int64_t kPinBelow = 1 << 20;
 
 int64_t elementsOf(Type type, const Graph &g) {
   int64_t n = 1;
@@ -529,9 +526,7 @@ llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
 } // namespace
 
 struct ChunkedPlanCache::Entry {
-  PlanMemory memory;
-  MemoryPlan plan;
-  int64_t minimum = 0;
+  ChunkPlan chunk; // as read back from the model's saga.schedule
   // Kept from run to run: the pool's recycled blocks and the host-RAM
   // tier's slots are reused, not faulted in again each step.
   std::unique_ptr<DevicePool> pool;
@@ -541,62 +536,10 @@ ChunkedPlanCache::ChunkedPlanCache() = default;
 ChunkedPlanCache::~ChunkedPlanCache() = default;
 
 namespace {
-/// The interval problem and its plan: the smallest P whose largest step
-/// fits twice (the second copy is the room loads use to run ahead of
-/// compute), or fits once at the most intervals the graph allows.
-llvm::Expected<ChunkedPlanCache::Entry>
-planChunked(ModelOp model, const Graph &g, const ChunkedOptions &options) {
-  int64_t maxParts =
-      std::min<int64_t>(kWeightGradSlices, (g.numVertices + 255) / 256);
-  ChunkedPlanCache::Entry e;
-  PlanMemory &pm = e.memory;
-  int64_t &minimum = e.minimum;
-  for (int64_t p = options.intervals > 0 ? options.intervals : 1;;
-       p = std::min(maxParts, p * 2)) {
-    pm = planMemoryProblem(model, g, kPinBelow, p);
-    minimum = minimumBudget(pm.problem);
-    int64_t room = options.budget - pm.pinnedBytes;
-    if (options.intervals > 0 || 2 * minimum <= room || p >= maxParts)
-      break;
-  }
-  int64_t parts = int64_t(pm.bounds.size()) - 1;
-  int64_t room = options.budget - pm.pinnedBytes;
-  if (minimum > room) {
-    std::string largest;
-    for (const PlanOperator &op : pm.problem.ops) {
-      int64_t n = 0;
-      std::vector<int> seen;
-      for (const auto *l : {&op.reads, &op.writes, &op.updates})
-        for (int t : *l)
-          if (std::find(seen.begin(), seen.end(), t) == seen.end()) {
-            seen.push_back(t);
-            n += pm.problem.tensors[size_t(t)].bytes;
-          }
-      if (n == minimum) {
-        largest = op.name;
-        break;
-      }
-    }
-    return llvm::createStringError(
-        "memory budget of " + std::to_string(options.budget) +
-        " bytes is below the minimum for one chunk: " +
-        std::to_string(minimum + pm.pinnedBytes) + " bytes (" +
-        std::to_string(parts) + " intervals: step " + largest + " needs " +
-        std::to_string(minimum) + " bytes, plus " +
-        std::to_string(pm.pinnedBytes) +
-        " bytes of parameter-sized values; twice the step lets loads run "
-        "ahead)");
-  }
-  // The plan keeps one step's working set free for loads run ahead (double
-  // buffering), or what is left of it.
-  pm.problem.budget = room - std::min(minimum, room - minimum);
-  e.plan = planExact(pm.problem, /*maxStates=*/1 << 18);
-  if (!e.plan.feasible)
-    return llvm::createStringError("memory plan: " + e.plan.error);
-  return e;
-}
 /// The cached plan for `options`, made on first use (in `local` when the
-/// options name no cache).
+/// options name no cache). The model's saga.schedule is what runs: one
+/// for this graph and budget (and interval count, when asked for) is read
+/// back as it is; otherwise the plan is made and written there first.
 llvm::Expected<ChunkedPlanCache::Entry *>
 cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
            ChunkedPlanCache &local) {
@@ -604,12 +547,24 @@ cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
                              options.budget, options.intervals);
   std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
-  if (!entry) {
-    auto made = planChunked(model, g, options);
+  if (entry)
+    return entry.get();
+  ScheduleOp schedule = findSchedule(model);
+  if (!schedule || int64_t(schedule.getBudget()) != options.budget ||
+      int64_t(schedule.getVertices()) != g.numVertices ||
+      int64_t(schedule.getEdges()) != g.numEdges ||
+      (options.intervals > 0 &&
+       int64_t(schedule.getIntervals().size()) - 1 != options.intervals)) {
+    auto made = planChunked(model, sizeOf(g), options.budget, options.intervals);
     if (!made)
       return made.takeError();
-    entry = std::make_unique<ChunkedPlanCache::Entry>(std::move(*made));
+    schedule = writeSchedule(model, *made);
   }
+  auto read = readSchedule(schedule);
+  if (!read)
+    return read.takeError();
+  entry = std::make_unique<ChunkedPlanCache::Entry>();
+  entry->chunk = std::move(*read);
   return entry.get();
 }
 } // namespace
@@ -621,49 +576,21 @@ llvm::Expected<std::string> saga::describeChunked(ModelOp model,
   auto found = cachedPlan(model, g, options, local);
   if (!found)
     return found.takeError();
-  ChunkedPlanCache::Entry *entry = *found;
-  const PlanMemory &pm = entry->memory;
-  const MemoryPlan &plan = entry->plan;
-  const MemoryProblem &p = pm.problem;
+  const ChunkPlan &cp = (*found)->chunk;
   std::string out;
   llvm::raw_string_ostream os(out);
   auto mib = [](int64_t b) { return double(b) / (1 << 20); };
-  os << llvm::format("chunked schedule: %zu row intervals, budget %lld bytes "
+  os << llvm::format("chunked schedule: %lld row intervals, budget %lld bytes "
                      "(%.1f MiB planned, %.1f MiB for loads ahead, %.1f MiB "
                      "pinned), plan %s moves %.1f MiB\n",
-                     pm.bounds.size() - 1, (long long)options.budget,
-                     mib(p.budget), mib(options.budget - pm.pinnedBytes - p.budget),
-                     mib(pm.pinnedBytes), plan.method.c_str(),
-                     mib(plan.bytesMoved()));
-  os << "  intervals:";
-  for (size_t j = 0; j + 1 < pm.bounds.size(); ++j)
-    os << " [" << pm.bounds[j] << ", " << pm.bounds[j + 1] << ")";
+                     (long long)cp.intervals(), (long long)options.budget,
+                     mib(cp.memory.problem.budget),
+                     mib(cp.room() - cp.memory.problem.budget),
+                     mib(cp.memory.pinnedBytes), cp.plan.method.c_str(),
+                     mib(cp.plan.bytesMoved()));
+  AsmState names(model);
+  findSchedule(model)->print(os, names);
   os << "\n";
-  auto name = [&](int t) { return p.tensors[size_t(t)].name; };
-  auto list = [&](const char *what, const std::vector<int> &ts) {
-    if (ts.empty())
-      return;
-    os << " " << what;
-    for (int t : ts)
-      os << " " << name(t);
-  };
-  size_t at = 0;
-  for (size_t k = 0; k < p.ops.size(); ++k) {
-    for (; at < plan.transfers.size() && plan.transfers[at].op == int(k) &&
-           plan.transfers[at].kind == Transfer::Load;
-         ++at)
-      os << llvm::format("    load  %s (%lld bytes)\n",
-                         name(plan.transfers[at].tensor).c_str(),
-                         (long long)p.tensors[size_t(plan.transfers[at].tensor)].bytes);
-    os << "  step " << k << ": " << p.ops[k].name << " ;";
-    list("reads", p.ops[k].reads);
-    list("writes", p.ops[k].writes);
-    list("updates", p.ops[k].updates);
-    os << "\n";
-    for (; at < plan.transfers.size() && plan.transfers[at].op == int(k); ++at)
-      os << (plan.transfers[at].kind == Transfer::Store ? "    store " : "    free  ")
-         << name(plan.transfers[at].tensor) << "\n";
-  }
   return out;
 }
 
@@ -678,10 +605,10 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (!found)
     return found.takeError();
   ChunkedPlanCache::Entry *entry = *found;
-  const PlanMemory &pm = entry->memory;
-  const MemoryPlan &plan = entry->plan;
-  int64_t parts = int64_t(pm.bounds.size()) - 1;
-  int64_t room = options.budget - pm.pinnedBytes;
+  const PlanMemory &pm = entry->chunk.memory;
+  const MemoryPlan &plan = entry->chunk.plan;
+  int64_t parts = entry->chunk.intervals();
+  int64_t room = entry->chunk.room();
   std::unique_ptr<NextTier> spill; // a spill file lives for one run
   NextTier *tier;
   if (options.scratch.empty()) {
@@ -702,12 +629,13 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     entry->pool = std::make_unique<DevicePool>(room);
   DevicePool &pool = *entry->pool;
   auto ran = runMemoryPlan(pm.problem, plan, pool, *tier,
-                           [&](int k, Resident &r) { return run.compute(k, r); });
+                           [&](int k, Resident &r) { return run.compute(k, r); },
+                           kPrefetchDepth);
   if (!ran)
     return ran.takeError();
   if (stats) {
     stats->intervals = parts;
-    stats->minimumBytes = entry->minimum;
+    stats->minimumBytes = entry->chunk.minimum;
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = plan.method;
     stats->plannedBytes = plan.bytesMoved();

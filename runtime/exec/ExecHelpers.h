@@ -61,6 +61,12 @@ inline DType dtypeOf(Type type) {
   return isa<IntegerType>(elem) ? DType::I32 : DType::F32;
 }
 
+/// A use of a value by the chunked level's transfers (saga.schedule), not
+/// by a step.
+inline bool inSchedule(Operation *user) {
+  return isa_and_nonnull<ScheduleOp>(user->getParentOp());
+}
+
 inline llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
   // `file:line:col`, as compile-time diagnostics print it.
   std::string loc;
@@ -194,8 +200,12 @@ inline void binaryElementwise(Operation *op, const float *x, int64_t na,
 /// slices) whose bounds are slice bounds of the weight gradient, hence
 /// also row-block bounds: an executor working interval by interval forms
 /// every sum over rows exactly as the in-memory one does.
-inline std::vector<int32_t> chunkIntervals(const Graph &g, int64_t parts) {
-  std::vector<int64_t> blocks = rowBlocks(g, nullptr);
+inline std::vector<int32_t> chunkIntervals(int64_t numVertices,
+                                           int64_t parts) {
+  std::vector<int64_t> blocks{0};
+  for (int64_t r = kRowsPerTask; r < numVertices; r += kRowsPerTask)
+    blocks.push_back(r); // rowBlocks(g, nullptr)
+  blocks.push_back(numVertices);
   int64_t numBlocks = int64_t(blocks.size()) - 1;
   int64_t slices = std::min(numBlocks, kWeightGradSlices);
   parts = std::max<int64_t>(1, std::min(parts, slices));
@@ -203,6 +213,9 @@ inline std::vector<int32_t> chunkIntervals(const Graph &g, int64_t parts) {
   for (int64_t j = 0; j <= parts; ++j)
     bounds.push_back(int32_t(blocks[size_t((j * slices / parts) * numBlocks / slices)]));
   return bounds;
+}
+inline std::vector<int32_t> chunkIntervals(const Graph &g, int64_t parts) {
+  return chunkIntervals(g.numVertices, parts);
 }
 
 } // namespace saga::exec

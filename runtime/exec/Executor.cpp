@@ -318,7 +318,8 @@ Tensor *Run::takeOver(Operation *op, Value operand, Value result) {
   auto it = owned.find(operand);
   if (it == owned.end() ||
       !llvm::all_of(operand.getUsers(), [&](Operation *user) {
-        return user == op || isa<ReleaseOp>(user) || user->isBeforeInBlock(op);
+        return user == op || isa<ReleaseOp>(user) || inSchedule(user) ||
+               user->isBeforeInBlock(op);
       }))
     return nullptr;
   std::unique_ptr<Tensor> t = std::move(it->second);
@@ -338,7 +339,7 @@ SumRowsOp Run::onlySummed(Value result) {
     return {};
   SumRowsOp sum;
   for (Operation *user : result.getUsers()) {
-    if (isa<ReleaseOp>(user))
+    if (isa<ReleaseOp>(user) || inSchedule(user))
       continue;
     auto s = dyn_cast<SumRowsOp>(user);
     if (!s || sum)
@@ -591,6 +592,8 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       return std::move(e);
 
   for (Operation &op : block) {
+    if (isa<ScheduleOp>(op)) // the chunked level's, for budgeted runs
+      continue;
     auto stepStart = std::chrono::steady_clock::now();
     llvm::scope_exit record([&] {
       if (!ctx.profile || isa<ParamOp, ReleaseOp, ReturnOp>(op))

@@ -60,6 +60,10 @@ struct Transfer {
   enum Kind { Load, Store, Drop } kind;
   int tensor;
   int op;
+  /// For a load: the first operator before which it may start, ahead of
+  /// `op` when the room allows; -1: the runner's default (`op` less its
+  /// prefetch depth).
+  int issueAt = -1;
 };
 
 struct MemoryPlan {
@@ -89,8 +93,11 @@ MemoryPlan planLru(const MemoryProblem &p);
 MemoryPlan planStreamAll(const MemoryProblem &p);
 
 /// Checks a plan against the problem by replaying it (residency, copies,
-/// budget, costs); empty when it is valid, else what is wrong.
-std::string validatePlan(const MemoryProblem &p, const MemoryPlan &plan);
+/// budget, costs); empty when it is valid, else what is wrong. A plan whose
+/// peakBytes is negative (read from elsewhere: not known) is not checked
+/// against the replayed peak, which goes to `replayedPeak`.
+std::string validatePlan(const MemoryProblem &p, const MemoryPlan &plan,
+                         int64_t *replayedPeak = nullptr);
 
 } // namespace saga
 

@@ -74,19 +74,23 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
     return pool.allocate(bytes, "tensor " + p.tensors[size_t(t)].name);
   };
   // Issues loads in plan order: those of operator `current` always, later
-  // ones (up to `depth` operators ahead) while they fit the reserve.
+  // ones (from their issue point: by default `depth` operators ahead)
+  // while they fit the reserve.
   auto issueLoads = [&](size_t current) -> llvm::Error {
-    for (; nextLoadOp < numOps && nextLoadOp <= current + size_t(depth);
-         ++nextLoadOp, nextLoadIndex = 0) {
+    for (; nextLoadOp < numOps; ++nextLoadOp, nextLoadIndex = 0) {
       for (; nextLoadIndex < loads[nextLoadOp].size(); ++nextLoadIndex) {
-        int t = loads[nextLoadOp][nextLoadIndex].tensor;
+        const Transfer &load = loads[nextLoadOp][nextLoadIndex];
+        int t = load.tensor;
         int64_t bytes = p.tensors[size_t(t)].bytes;
         bool ahead = nextLoadOp > current;
-        // Not yet: past the reserve, still resident from an earlier use
-        // (its drop comes first), or its store is not queued yet (the
-        // engine runs transfers in order: a load queued after the store
-        // reads what it wrote).
-        if (ahead && (prefetched + bytes > reserve || !pool.fits(bytes) ||
+        int64_t issueAt = load.issueAt >= 0 ? load.issueAt
+                                            : int64_t(nextLoadOp) - depth;
+        // Not yet: before its issue point, past the reserve, still
+        // resident from an earlier use (its drop comes first), or its
+        // store is not queued yet (the engine runs transfers in order: a
+        // load queued after the store reads what it wrote).
+        if (ahead && (issueAt > int64_t(current) ||
+                      prefetched + bytes > reserve || !pool.fits(bytes) ||
                       resident.count(t) || !copyQueued[size_t(t)]))
           return llvm::Error::success(); // later, in order
         auto buffer = allocate(t);

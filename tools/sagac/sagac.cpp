@@ -25,6 +25,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -34,7 +35,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Saga, Plan, LLVM };
+enum class Emit { Saga, Plan, Chunked, LLVM };
 
 cl::OptionCategory category("sagac options");
 cl::SubCommand runCommand("run", "Run a forward pass of a model on a dataset");
@@ -124,7 +125,8 @@ cl::opt<std::string> memoryBudget(
     cl::desc("Run out of core: the device tier's size for the plan's buffers, "
              "inputs and parameters (e.g. 512M, 4G); vertex values go in row "
              "intervals, what does not fit goes to --scratch"),
-    cl::value_desc("size"), cl::sub(runCommand), cl::sub(trainCommand));
+    cl::value_desc("size"), cl::sub(runCommand), cl::sub(trainCommand),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(category));
 cl::opt<std::string> scratchDir(
     "scratch",
     cl::desc("With --memory-budget: the folder for spill files (default: "
@@ -139,7 +141,18 @@ cl::opt<int64_t> chunkIntervals(
     "chunk-intervals",
     cl::desc("With --memory-budget: row intervals (default: the fewest that "
              "fit)"),
-    cl::init(0), cl::sub(runCommand), cl::sub(trainCommand));
+    cl::init(0), cl::sub(runCommand), cl::sub(trainCommand),
+    cl::sub(cl::SubCommand::getTopLevel()), cl::cat(category));
+cl::opt<std::string> graphSize(
+    "graph-size",
+    cl::desc("With --emit=chunked: the graph's vertices and edges (with self "
+             "loops when the model adds them), e.g. 2708,13264"),
+    cl::value_desc("V,E"), cl::cat(category));
+cl::opt<bool> trainingPlan(
+    "training",
+    cl::desc("With --emit=plan|chunked|llvm: the training plan (forward, "
+             "gradients) instead of inference"),
+    cl::init(false), cl::cat(category));
 cl::opt<bool> printSchedule(
     "print-schedule",
     cl::desc("With --memory-budget: print the chunked schedule (intervals, "
@@ -161,6 +174,9 @@ cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Saga),
                                          "stage-level saga dialect IR"),
                               clEnumValN(Emit::Plan, "plan",
                                          "the execution plan and its loop kernels"),
+                              clEnumValN(Emit::Chunked, "chunked",
+                                         "the plan with its saga.schedule for "
+                                         "--memory-budget and --graph-size"),
                               clEnumValN(Emit::LLVM, "llvm",
                                          "the plan with kernels in the LLVM dialect")),
                    cl::cat(category));
@@ -173,6 +189,8 @@ cl::opt<bool> splitInputFile(
     "split-input-file",
     cl::desc("Compile each '// -----' separated chunk on its own (for tests)"),
     cl::init(false), cl::cat(category));
+
+saga::SagaScheduleMemoryOptions scheduleOptions; // set by main
 
 LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
                            llvm::raw_ostream &os) {
@@ -196,9 +214,11 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
   if (emit != Emit::Saga) {
     PassManager pm(&ctx);
     saga::buildLowerToPlanPipeline(
-        pm, {optLevel, /*training=*/false,
+        pm, {optLevel, trainingPlan,
              std::vector<std::string>(disabledPasses.begin(),
                                       disabledPasses.end())});
+    if (emit == Emit::Chunked)
+      pm.addPass(saga::createSagaScheduleMemory(scheduleOptions));
     if (emit == Emit::LLVM)
       saga::buildKernelToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
@@ -307,6 +327,25 @@ int main(int argc, char **argv) {
     return saga::runForward(options);
   }
 
+  if (emit == Emit::Chunked) {
+    long long v = 0, e = -1;
+    char tail = 0;
+    if (budget == 0 || graphSize.empty() ||
+        std::sscanf(graphSize.c_str(), "%lld,%lld%c", &v, &e, &tail) != 2 ||
+        v <= 0 || e < 0) {
+      llvm::errs() << "sagac: error: --emit=chunked needs --memory-budget SIZE "
+                      "and --graph-size V,E (vertices, edges)\n";
+      return 1;
+    }
+    scheduleOptions.budget = budget;
+    scheduleOptions.vertices = v;
+    scheduleOptions.edges = e;
+    scheduleOptions.intervals = chunkIntervals;
+  } else if (!graphSize.empty() || budget != 0) {
+    llvm::errs() << "sagac: error: compiling, --memory-budget and --graph-size "
+                    "are for --emit=chunked (run and train take a budget)\n";
+    return 1;
+  }
   std::string message;
   auto input = openInputFile(inputFile, &message);
   if (!input) {

@@ -24,19 +24,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SAGA_RUNTIME_EXEC_PLANMEMORY_H
-#define SAGA_RUNTIME_EXEC_PLANMEMORY_H
+#ifndef SAGA_ANALYSIS_PLANMEMORY_H
+#define SAGA_ANALYSIS_PLANMEMORY_H
 
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/MemoryPlanner.h"
 
-namespace mlir {
-class Operation;
-}
+#include "dialect/Saga.h"
 
 namespace saga {
-
-class ModelOp;
 
 /// Where an operator of the problem comes from: a plan op, over row
 /// interval j (-1: the whole op) and, for a propagation chunk, source
@@ -55,6 +51,12 @@ struct PlanPiece {
   mlir::Operation *stateOf = nullptr;
 };
 
+/// What sizes a plan's values: the graph's vertex and edge counts.
+struct GraphSize {
+  int64_t vertices = 0, edges = 0;
+};
+inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges}; }
+
 struct PlanMemory {
   MemoryProblem problem; // budget left 0: the caller's to set
   int64_t pinnedBytes = 0;
@@ -63,9 +65,13 @@ struct PlanMemory {
   std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
 };
 
-PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,
-                             int64_t pinBelow, int64_t intervals = 1);
+PlanMemory planMemoryProblem(ModelOp plan, GraphSize graph, int64_t pinBelow,
+                             int64_t intervals = 1);
+inline PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,
+                                    int64_t pinBelow, int64_t intervals = 1) {
+  return planMemoryProblem(plan, sizeOf(graph), pinBelow, intervals);
+}
 
 } // namespace saga
 
-#endif // SAGA_RUNTIME_EXEC_PLANMEMORY_H
+#endif // SAGA_ANALYSIS_PLANMEMORY_H

@@ -1,6 +1,6 @@
 //===- PlanMemory.cpp - a plan's operators as a memory problem ------------===//
 
-#include "runtime/exec/PlanMemory.h"
+#include "analysis/PlanMemory.h"
 #include "runtime/exec/ExecHelpers.h"
 
 #include "dialect/Saga.h"
@@ -17,9 +17,9 @@ using namespace saga;
 
 namespace {
 
-int64_t bytesOf(Type type, const Graph &g) {
+int64_t bytesOf(Type type, GraphSize g) {
   if (auto d = dyn_cast<DomainType>(type)) {
-    int64_t n = d.isEdgeDomain() ? g.numEdges : int64_t(g.numVertices);
+    int64_t n = d.isEdgeDomain() ? g.edges : g.vertices;
     for (int64_t s : d.getShape())
       n *= s;
     return 4 * n;
@@ -37,12 +37,12 @@ std::string describe(Operation *op) {
 
 } // namespace
 
-PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
+PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
                                    int64_t pinBelow, int64_t intervals) {
   PlanMemory out;
   MemoryProblem &p = out.problem;
-  out.bounds = intervals > 1 ? exec::chunkIntervals(graph, intervals)
-                             : std::vector<int32_t>{0, graph.numVertices};
+  out.bounds = intervals > 1 ? exec::chunkIntervals(graph.vertices, intervals)
+                             : std::vector<int32_t>{0, int32_t(graph.vertices)};
   const int64_t parts = int64_t(out.bounds.size()) - 1;
   auto rowsOf = [&](int64_t j) {
     return int64_t(out.bounds[size_t(j) + 1] - out.bounds[size_t(j)]);
@@ -82,7 +82,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
                              {v.getAsOpaquePointer(), -1, nullptr}));
       return ts;
     }
-    int64_t rowBytes = bytes / graph.numVertices;
+    int64_t rowBytes = bytes / graph.vertices;
     for (int64_t j = 0; j < parts; ++j)
       ts.push_back(newTensor(os.str() + "#" + std::to_string(j),
                              rowBytes * rowsOf(j), input,
@@ -110,7 +110,8 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, const Graph &graph,
   for (BlockArgument arg : block.getArguments())
     tensorsOf(arg, /*input=*/true);
   for (Operation &op : block) {
-    if (isa<ReleaseOp>(op) || op.hasTrait<OpTrait::ConstantLike>())
+    if (isa<ReleaseOp, ScheduleOp>(op) ||
+        op.hasTrait<OpTrait::ConstantLike>())
       continue;
     if (auto param = dyn_cast<ParamOp>(op)) {
       for (int t : tensorsOf(param.getResult(), /*input=*/true))

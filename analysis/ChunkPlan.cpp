@@ -1,0 +1,267 @@
+//===- ChunkPlan.cpp - the chunked level: intervals and memory plan -------===//
+
+#include "analysis/ChunkPlan.h"
+
+#include "dialect/Saga.h"
+#include "runtime/exec/ExecHelpers.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <algorithm>
+#include <map>
+
+using namespace mlir;
+using namespace saga;
+
+namespace {
+
+/// The working set of the largest step, and its name.
+std::pair<int64_t, std::string> largestStep(const MemoryProblem &p) {
+  std::pair<int64_t, std::string> best{0, ""};
+  for (const PlanOperator &op : p.ops) {
+    int64_t n = 0;
+    std::vector<int> seen;
+    for (const auto *l : {&op.reads, &op.writes, &op.updates})
+      for (int t : *l)
+        if (std::find(seen.begin(), seen.end(), t) == seen.end()) {
+          seen.push_back(t);
+          n += p.tensors[size_t(t)].bytes;
+        }
+    if (n > best.first)
+      best = {n, op.name};
+  }
+  return best;
+}
+
+/// An operator's name without its chunk suffix (" [i, j]").
+std::string plainName(const std::string &name) {
+  size_t at = name.rfind(" [");
+  return at != std::string::npos && name.back() == ']' ? name.substr(0, at)
+                                                       : name;
+}
+
+/// The step at which each load may start: `kPrefetchDepth` steps before
+/// the step that needs it, but not before the tensor's last store or free
+/// (a load queued after its store reads what the store wrote).
+std::vector<int> issuePoints(const MemoryPlan &plan, size_t numTensors) {
+  std::vector<int> lastAfter(numTensors, -1), at(plan.transfers.size(), -1);
+  for (size_t k = 0; k < plan.transfers.size(); ++k) {
+    const Transfer &t = plan.transfers[k];
+    if (t.kind == Transfer::Load)
+      at[k] = std::max({0, t.op - kPrefetchDepth, lastAfter[size_t(t.tensor)] + 1});
+    else
+      lastAfter[size_t(t.tensor)] = t.op;
+  }
+  return at;
+}
+
+} // namespace
+
+llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
+                                            int64_t budget,
+                                            int64_t intervals) {
+  int64_t maxParts =
+      std::min<int64_t>(exec::kWeightGradSlices, (graph.vertices + 255) / 256);
+  ChunkPlan out;
+  out.graph = graph;
+  out.budget = budget;
+  for (int64_t p = intervals > 0 ? intervals : 1;;
+       p = std::min(maxParts, p * 2)) {
+    out.memory = planMemoryProblem(model, graph, kPinBelow, p);
+    out.minimum = minimumBudget(out.memory.problem);
+    if (intervals > 0 || 2 * out.minimum <= out.room() || p >= maxParts)
+      break;
+  }
+  int64_t room = out.room();
+  if (out.minimum > room) {
+    auto [needs, largest] = largestStep(out.memory.problem);
+    return llvm::createStringError(
+        "memory budget of " + std::to_string(budget) +
+        " bytes is below the minimum for one chunk: " +
+        std::to_string(out.minimum + out.memory.pinnedBytes) + " bytes (" +
+        std::to_string(out.intervals()) + " intervals: step " + largest +
+        " needs " + std::to_string(needs) + " bytes, plus " +
+        std::to_string(out.memory.pinnedBytes) +
+        " bytes of parameter-sized values; twice the step lets loads run "
+        "ahead)");
+  }
+  // The plan keeps one step's working set free for loads run ahead (double
+  // buffering), or what is left of it.
+  out.memory.problem.budget = room - std::min(out.minimum, room - out.minimum);
+  out.plan = planExact(out.memory.problem, /*maxStates=*/1 << 18);
+  if (!out.plan.feasible)
+    return llvm::createStringError("memory plan: " + out.plan.error);
+  return out;
+}
+
+ScheduleOp saga::findSchedule(ModelOp model) {
+  for (Operation &op : model.getBody().front())
+    if (auto s = dyn_cast<ScheduleOp>(op))
+      return s;
+  return {};
+}
+
+ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
+  while (ScheduleOp old = findSchedule(model))
+    old.erase();
+  const PlanMemory &pm = cp.memory;
+  const MemoryProblem &p = pm.problem;
+  Block &body = model.getBody().front();
+  OpBuilder b(model.getContext());
+  b.setInsertionPoint(body.getTerminator());
+  Location loc = model.getLoc();
+  auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
+  auto schedule = ScheduleOp::create(
+      b, loc, i64(cp.budget), i64(p.budget), i64(pm.pinnedBytes),
+      i64(cp.minimum), i64(cp.graph.vertices), i64(cp.graph.edges),
+      b.getDenseI32ArrayAttr(pm.bounds), b.getStringAttr(cp.plan.method),
+      i64(cp.plan.bytesMoved()));
+  Block *block = new Block();
+  schedule.getBody().push_back(block);
+  b.setInsertionPointToEnd(block);
+  auto transfer = [&](auto tag, int t) {
+    using OpTy = decltype(tag);
+    const PlanPiece &piece = pm.pieces[size_t(t)];
+    Value v = piece.stateOf ? piece.stateOf->getResult(0)
+                            : Value::getFromOpaquePointer(piece.value);
+    OpTy::create(b, loc, v, i64(piece.piece),
+                   piece.stateOf ? b.getUnitAttr() : UnitAttr());
+  };
+  std::vector<int> issueAt = issuePoints(cp.plan, p.tensors.size());
+  // Prefetches by the step they precede.
+  std::vector<std::vector<int>> prefetches(p.ops.size());
+  for (size_t k = 0; k < cp.plan.transfers.size(); ++k)
+    if (cp.plan.transfers[k].kind == Transfer::Load &&
+        issueAt[k] < cp.plan.transfers[k].op)
+      prefetches[size_t(issueAt[k])].push_back(int(k));
+  size_t at = 0;
+  for (size_t k = 0; k < p.ops.size(); ++k) {
+    for (int x : prefetches[k])
+      transfer(PrefetchOp(), cp.plan.transfers[size_t(x)].tensor);
+    for (; at < cp.plan.transfers.size() && cp.plan.transfers[at].op == int(k) &&
+           cp.plan.transfers[at].kind == Transfer::Load;
+         ++at)
+      transfer(LoadOp(), cp.plan.transfers[at].tensor);
+    const PlanStep &step = pm.steps[k];
+    StepOp::create(b, loc, i64(int64_t(k)),
+                     b.getStringAttr(plainName(p.ops[k].name)), i64(step.i),
+                     i64(step.j));
+    for (; at < cp.plan.transfers.size() && cp.plan.transfers[at].op == int(k);
+         ++at) {
+      if (cp.plan.transfers[at].kind == Transfer::Store)
+        transfer(StoreOp(), cp.plan.transfers[at].tensor);
+      else
+        transfer(FreeOp(), cp.plan.transfers[at].tensor);
+    }
+  }
+  return schedule;
+}
+
+llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
+  auto model = schedule->getParentOfType<ModelOp>();
+  ChunkPlan out;
+  out.graph = {int64_t(schedule.getVertices()), int64_t(schedule.getEdges())};
+  out.budget = schedule.getBudget();
+  ArrayRef<int32_t> bounds = schedule.getIntervals();
+  int64_t parts = int64_t(bounds.size()) - 1;
+  out.memory = planMemoryProblem(model, out.graph, kPinBelow, parts);
+  PlanMemory &pm = out.memory;
+  MemoryProblem &p = pm.problem;
+  if (pm.bounds != std::vector<int32_t>(bounds.begin(), bounds.end()))
+    return exec::errorAt(schedule, "the schedule's intervals are not the " +
+                                       std::to_string(parts) +
+                                       " intervals of a graph of " +
+                                       std::to_string(out.graph.vertices) +
+                                       " vertices");
+  p.budget = schedule.getPlanned();
+  out.minimum = minimumBudget(p);
+  if (p.budget + pm.pinnedBytes > out.budget)
+    return exec::errorAt(schedule, "the plan's share of the budget (" +
+                                       std::to_string(p.budget) +
+                                       " bytes, plus pinned values) exceeds "
+                                       "the budget");
+  // Tensors by (value, piece) and by (propagation, piece) for states.
+  std::map<std::pair<void *, int64_t>, int> tensorOf;
+  std::map<std::pair<Operation *, int64_t>, int> stateOf;
+  for (size_t t = 0; t < pm.pieces.size(); ++t) {
+    const PlanPiece &piece = pm.pieces[t];
+    if (piece.stateOf)
+      stateOf[{piece.stateOf, piece.piece}] = int(t);
+    else
+      tensorOf[{piece.value, piece.piece}] = int(t);
+  }
+  MemoryPlan &plan = out.plan;
+  plan.feasible = true;
+  plan.method = schedule.getMethod().str();
+  int steps = 0;
+  std::map<int, int> pendingPrefetch; // tensor -> step it may start at
+  for (Operation &op : schedule.getBody().front()) {
+    if (auto step = dyn_cast<StepOp>(op)) {
+      size_t k = size_t(steps);
+      if (k >= p.ops.size())
+        return exec::errorAt(&op, "the model has only " +
+                                      std::to_string(p.ops.size()) + " steps");
+      const PlanStep &want = pm.steps[k];
+      if (step.getName() != plainName(p.ops[k].name) ||
+          int64_t(step.getI()) != want.i || int64_t(step.getJ()) != want.j)
+        return exec::errorAt(&op, "step " + std::to_string(k) + " is " +
+                                      p.ops[k].name + " in the model");
+      ++steps;
+      continue;
+    }
+    Value v = op.getOperand(0);
+    int64_t piece = op.getAttrOfType<IntegerAttr>("piece").getInt();
+    bool state = op.hasAttr("state");
+    int t = -1;
+    if (state) {
+      auto it = stateOf.find({v.getDefiningOp(), piece});
+      t = it == stateOf.end() ? -1 : it->second;
+    } else {
+      auto it = tensorOf.find({v.getAsOpaquePointer(), piece});
+      t = it == tensorOf.end() ? -1 : it->second;
+    }
+    if (t < 0)
+      return exec::errorAt(&op, std::string("piece ") + std::to_string(piece) +
+                                    " of this value is not in the plan's "
+                                    "memory (pinned, or not split so)");
+    if (isa<PrefetchOp>(op)) {
+      pendingPrefetch[t] = steps;
+      continue;
+    }
+    if (isa<LoadOp>(op)) {
+      Transfer tr{Transfer::Load, t, steps};
+      if (steps >= int(p.ops.size()))
+        return exec::errorAt(&op, "a load after the last step");
+      auto pf = pendingPrefetch.find(t);
+      if (pf != pendingPrefetch.end()) {
+        tr.issueAt = pf->second;
+        pendingPrefetch.erase(pf);
+      } else {
+        tr.issueAt = steps; // not ahead
+      }
+      plan.loadBytes += p.tensors[size_t(t)].bytes;
+      plan.transfers.push_back(tr);
+      continue;
+    }
+    if (steps == 0)
+      return exec::errorAt(&op, "a store or free before the first step");
+    bool store = isa<StoreOp>(op);
+    if (store)
+      plan.storeBytes += p.tensors[size_t(t)].bytes;
+    plan.transfers.push_back(
+        {store ? Transfer::Store : Transfer::Drop, t, steps - 1});
+  }
+  if (size_t(steps) != p.ops.size())
+    return exec::errorAt(schedule, "the schedule has " + std::to_string(steps) +
+                                       " steps, the model " +
+                                       std::to_string(p.ops.size()));
+  if (!pendingPrefetch.empty())
+    return exec::errorAt(schedule,
+                         "tensor " + p.tensors[size_t(pendingPrefetch.begin()->first)].name +
+                             " is prefetched but never loaded");
+  plan.peakBytes = -1; // replayed below
+  std::string invalid = validatePlan(p, plan, &plan.peakBytes);
+  if (!invalid.empty())
+    return exec::errorAt(schedule, "not a valid memory plan: " + invalid);
+  return out;
+}

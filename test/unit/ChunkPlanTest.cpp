@@ -1,0 +1,179 @@
+//===- ChunkPlanTest.cpp - the chunked level in the IR --------------------===//
+//
+// A chunked plan written as the model's saga.schedule reads back as the
+// same plan (every transfer, its issue point, the byte counts and the
+// method), also after printing and parsing the module; a schedule edited
+// into something the plan cannot run (a load taken out, a step moved to
+// another chunk, a piece that is not in the plan) is refused with the
+// location of what is wrong, never run. The executor runs what it reads
+// back (OutOfCoreTest checks those runs bit for bit).
+//
+//===----------------------------------------------------------------------===//
+
+#include "analysis/ChunkPlan.h"
+#include "parser/FrontEnd.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+using namespace mlir;
+using namespace saga;
+
+namespace {
+
+struct Compiled {
+  std::unique_ptr<MLIRContext> ctx;
+  OwningOpRef<ModuleOp> module;
+  ModelOp model;
+};
+
+/// The training plan of an example, as sagac --emit=plan --training makes it.
+Compiled trainingPlan(const std::string &example) {
+  Compiled c;
+  DialectRegistry registry;
+  registerSagaDialects(registry);
+  c.ctx = std::make_unique<MLIRContext>(registry);
+  llvm::SourceMgr sources;
+  auto file = llvm::MemoryBuffer::getFile(std::string(SAGA_EXAMPLES_DIR) + "/" +
+                                          example);
+  EXPECT_TRUE(bool(file));
+  sources.AddNewSourceBuffer(std::move(*file), llvm::SMLoc());
+  c.module = compileSaga(sources, *c.ctx);
+  EXPECT_TRUE(bool(c.module));
+  PassManager pm(c.ctx.get());
+  buildLowerToPlanPipeline(pm, {2, /*training=*/true, {}});
+  EXPECT_TRUE(succeeded(pm.run(*c.module)));
+  c.module->walk([&](ModelOp m) { c.model = m; });
+  return c;
+}
+
+void expectSamePlan(const ChunkPlan &a, const ChunkPlan &b) {
+  ASSERT_EQ(a.memory.bounds, b.memory.bounds);
+  ASSERT_EQ(a.plan.transfers.size(), b.plan.transfers.size());
+  for (size_t k = 0; k < a.plan.transfers.size(); ++k) {
+    const Transfer &x = a.plan.transfers[k], &y = b.plan.transfers[k];
+    EXPECT_EQ(x.kind, y.kind) << k;
+    EXPECT_EQ(x.tensor, y.tensor) << k;
+    EXPECT_EQ(x.op, y.op) << k;
+  }
+  EXPECT_EQ(a.plan.loadBytes, b.plan.loadBytes);
+  EXPECT_EQ(a.plan.storeBytes, b.plan.storeBytes);
+  EXPECT_EQ(a.plan.method, b.plan.method);
+  EXPECT_EQ(a.memory.problem.budget, b.memory.problem.budget);
+}
+
+constexpr GraphSize kCora{2708, 13264};
+
+TEST(ChunkPlan, ScheduleReadsBackAsThePlan) {
+  for (const char *example : {"gcn.saga", "gat.saga", "ggcn.saga"}) {
+    SCOPED_TRACE(example);
+    Compiled c = trainingPlan(example);
+    for (int64_t p : {2, 5, 11}) {
+      auto made = planChunked(c.model, kCora, 64 << 20, p);
+      ASSERT_TRUE(bool(made)) << llvm::toString(made.takeError());
+      ScheduleOp s = writeSchedule(c.model, *made);
+      auto read = readSchedule(s);
+      ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+      expectSamePlan(*made, *read);
+      EXPECT_EQ(read->plan.peakBytes, made->plan.peakBytes);
+      // Loads ahead of their step are marked (prefetch) and none starts
+      // more than two steps early.
+      int ahead = 0;
+      for (const Transfer &t : read->plan.transfers)
+        if (t.kind == Transfer::Load) {
+          EXPECT_LE(t.issueAt, t.op);
+          EXPECT_GE(t.issueAt, t.op - kPrefetchDepth);
+          ahead += t.issueAt < t.op;
+        }
+      EXPECT_GT(ahead, 0);
+    }
+  }
+}
+
+TEST(ChunkPlan, PrintedScheduleParsesBackToTheSamePlan) {
+  Compiled c = trainingPlan("gcn.saga");
+  auto made = planChunked(c.model, kCora, 6 << 20);
+  ASSERT_TRUE(bool(made)) << llvm::toString(made.takeError());
+  writeSchedule(c.model, *made);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  c.module->print(os);
+  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(text, c.ctx.get());
+  ASSERT_TRUE(bool(parsed));
+  ModelOp model;
+  parsed->walk([&](ModelOp m) { model = m; });
+  auto read = readSchedule(findSchedule(model));
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  expectSamePlan(*made, *read);
+}
+
+/// readSchedule's error after `edit` changes the written schedule.
+std::string errorAfter(const std::function<void(ScheduleOp)> &edit) {
+  Compiled c = trainingPlan("gcn.saga");
+  auto made = planChunked(c.model, kCora, 16 << 20, 4);
+  if (!made)
+    return "plan: " + llvm::toString(made.takeError());
+  ScheduleOp s = writeSchedule(c.model, *made);
+  edit(s);
+  auto read = readSchedule(s);
+  if (read)
+    return "";
+  return llvm::toString(read.takeError());
+}
+
+TEST(ChunkPlan, EditedSchedulesAreRefused) {
+  // A load taken out: the step reads a piece that is not resident.
+  std::string e = errorAfter([](ScheduleOp s) {
+    for (Operation &op : s.getBody().front())
+      if (isa<LoadOp>(op)) {
+        op.erase();
+        return;
+      }
+  });
+  EXPECT_NE(e.find("gcn.saga:"), std::string::npos) << e;
+  EXPECT_NE(e.find("not a valid memory plan"), std::string::npos) << e;
+  // A step moved to another chunk.
+  e = errorAfter([](ScheduleOp s) {
+    for (Operation &op : s.getBody().front())
+      if (auto step = dyn_cast<StepOp>(op); step && step.getJ() == 1) {
+        step.setJ(2);
+        return;
+      }
+  });
+  EXPECT_NE(e.find("is launch"), std::string::npos) << e;
+  // A step left out.
+  e = errorAfter([](ScheduleOp s) {
+    Operation *last = nullptr;
+    for (Operation &op : s.getBody().front())
+      if (isa<StepOp>(op))
+        last = &op;
+    last->erase();
+  });
+  EXPECT_NE(e.find("steps, the model"), std::string::npos) << e;
+  // A transfer of a value the plan pins (a parameter under 1 MiB).
+  e = errorAfter([](ScheduleOp s) {
+    ModelOp model = s->getParentOfType<ModelOp>();
+    ParamOp small;
+    model.walk([&](ParamOp p) {
+      if (!small && cast<RankedTensorType>(p.getType()).getNumElements() < 1000)
+        small = p;
+    });
+    OpBuilder b(s.getContext());
+    b.setInsertionPointToStart(&s.getBody().front());
+    LoadOp::create(b, s.getLoc(), small, b.getI64IntegerAttr(-1), UnitAttr());
+  });
+  EXPECT_NE(e.find("not in the plan's memory"), std::string::npos) << e;
+  // Intervals that are not the graph's.
+  e = errorAfter([](ScheduleOp s) {
+    std::vector<int32_t> b(s.getIntervals().begin(), s.getIntervals().end());
+    b[1] += 1;
+    s.setIntervals(b);
+  });
+  EXPECT_NE(e.find("intervals are not"), std::string::npos) << e;
+}
+
+} // namespace
