@@ -64,6 +64,8 @@ struct Model::Impl {
   std::unique_ptr<ChunkedPlanCache> chunkedPlans = // memory plans, reused
       std::make_unique<ChunkedPlanCache>();
   llvm::StringMap<Tensor> inputs, params;
+  std::map<std::string, RowReader> rowReaders; // streamed graph inputs
+  ChunkSource *chunkSource = nullptr;          // default: `chunks`
 
   Impl() : ctx(MLIRContext::Threading::DISABLED) {}
 };
@@ -232,11 +234,31 @@ llvm::Error Model::setGraph(const Graph &graph) {
   return llvm::Error::success();
 }
 
+void Model::setChunkSource(ChunkSource *source) {
+  impl->chunkSource = source;
+}
+
+llvm::Error Model::setInputRows(llvm::StringRef name, RowReader reader) {
+  auto info = llvm::find_if(impl->inputInfo,
+                            [&](const ValueInfo &i) { return i.name == name; });
+  if (info == impl->inputInfo.end())
+    return llvm::createStringError("the model has no graph input '" +
+                                   name.str() + "'");
+  if (info->domain != ValueInfo::Vertex || info->dtype != DType::F32)
+    return llvm::createStringError("graph input '" + name.str() +
+                                   "' is not a float vertex input: it cannot "
+                                   "stream by rows");
+  impl->inputs.erase(name);
+  impl->rowReaders[name.str()] = std::move(reader);
+  return llvm::Error::success();
+}
+
 llvm::Error Model::setInput(llvm::StringRef name, Tensor value) {
   if (!llvm::any_of(impl->inputInfo,
                     [&](const ValueInfo &i) { return i.name == name; }))
     return llvm::createStringError("the model has no graph input '" +
                                    name.str() + "'");
+  impl->rowReaders.erase(name.str());
   impl->inputs[name] = std::move(value);
   return llvm::Error::success();
 }
@@ -333,9 +355,19 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   if (!impl->graph)
     return llvm::createStringError("no graph: call setGraph first");
   const Graph &g = *impl->graph;
+  if (options.memoryBudget == 0 && g.numEdges > 0 && g.inSources.empty())
+    return llvm::createStringError(
+        "the graph's edges stream from a file: the run needs a memory budget");
   for (const ValueInfo &info : impl->inputInfo) {
     if (impl->inputs.count(info.name))
       continue;
+    if (impl->rowReaders.count(info.name)) {
+      if (options.memoryBudget == 0)
+        return llvm::createStringError(
+            "graph input '" + info.name +
+            "' streams from a file: the run needs a memory budget");
+      continue;
+    }
     if (!info.defaultValue)
       return llvm::createStringError("graph input '" + info.name +
                                      "' is not set");
@@ -362,6 +394,8 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
                                    std::to_string(options.sourceIntervals));
   ec.sourceIntervals = options.sourceIntervals;
   ec.chunks = impl->chunks.get();
+  ec.chunkSource = impl->chunkSource;
+  ec.rowReaders = &impl->rowReaders;
   int64_t intervalsUsed = 1;
   ec.intervalsUsed = &intervalsUsed;
   std::vector<std::pair<std::string, double>> profile;

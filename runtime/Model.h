@@ -150,6 +150,14 @@ public:
   /// id order. Missing edge inputs with a default are filled with it.
   llvm::Error setInput(llvm::StringRef name, Tensor value);
   llvm::Error setParam(llvm::StringRef name, Tensor value);
+  /// A float vertex input read interval by interval, when a run under a
+  /// memory budget loads it (e.g. features streamed from a graph file),
+  /// instead of a tensor in memory. Runs without a budget refuse it.
+  llvm::Error setInputRows(llvm::StringRef name, RowReader reader);
+  /// Where runs under a memory budget read the graph's 2-D chunks (the
+  /// caller's, outliving the runs; null: the graph in memory). A graph
+  /// without its edge arrays (GraphFile::readSkeleton) needs one.
+  void setChunkSource(ChunkSource *source);
   /// Initialises every parameter that was not set, from its initialiser
   /// (Glorot uniform with a seeded generator).
   void initParams(uint64_t seed);

@@ -18,6 +18,7 @@
 #include <cblas.h>
 
 #include <cstring>
+#include <set>
 
 using namespace mlir;
 using namespace saga;
@@ -55,9 +56,12 @@ public:
       returned.insert(v);
   }
 
-  /// Writes every input tensor of the problem (graph inputs, parameters,
-  /// constants, piece by piece) to the next tier.
-  llvm::Error seed(NextTier &tier);
+  /// Reads input tensor t of the problem (a piece of a graph input, a
+  /// parameter, a constant) from where it lives: the caller's tensor, a
+  /// streamed input's reader, or the constant's value. The next tier's
+  /// loads of inputs come here: inputs are never copied down first.
+  llvm::Error readInput(int t, void *to, int64_t bytes);
+  bool isInput(int t) const { return pm.problem.tensors[size_t(t)].input; }
   /// Runs operator k of the problem, then hands the rows it made of
   /// returned vertex values to the caller's outputs.
   llvm::Error compute(int k, Resident &r);
@@ -68,6 +72,7 @@ private:
   int64_t hi(int64_t j) const {
     return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
   }
+  std::string argName(BlockArgument arg) const;
   /// The caller's tensor behind a graph input or parameter, or null.
   const Tensor *external(Value v) const;
   /// Row 0 of `v` as seen from interval j (a piece's base shifted back by
@@ -100,13 +105,15 @@ private:
   std::vector<Tensor> results;
 };
 
+std::string ChunkedRun::argName(BlockArgument arg) const {
+  auto name =
+      model.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "saga.name");
+  return name ? name.str() : "#" + std::to_string(arg.getArgNumber());
+}
+
 const Tensor *ChunkedRun::external(Value v) const {
   if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                   "saga.name");
-    std::string n =
-        name ? name.str() : "#" + std::to_string(arg.getArgNumber());
-    auto it = ctx.inputs->find(n);
+    auto it = ctx.inputs->find(argName(arg));
     return it == ctx.inputs->end() ? nullptr : &it->second;
   }
   if (auto param = v.getDefiningOp<ParamOp>()) {
@@ -159,43 +166,39 @@ std::vector<int64_t> ChunkedRun::window(const std::vector<int64_t> &blocks,
   return w;
 }
 
-llvm::Error ChunkedRun::seed(NextTier &tier) {
-  for (size_t t = 0; t < pm.problem.tensors.size(); ++t) {
-    if (!pm.problem.tensors[t].input)
-      continue;
-    const PlanPiece &p = pm.pieces[t];
-    Value v = Value::getFromOpaquePointer(p.value);
-    std::vector<char> splat;
-    const char *data = nullptr;
-    if (const Tensor *ext = external(v)) {
-      if (ext->numElements() != elementsOf(v.getType(), g))
-        return llvm::createStringError(
-            "input " + pm.problem.tensors[t].name + " has shape " +
-            ext->describe() + ", the model needs " +
-            Tensor::describe(shapeOf(v.getType(), g.numVertices),
-                             dtypeOf(v.getType())));
-      data = static_cast<const char *>(static_cast<const void *>(ext->f32()));
-    } else if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
-      auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-      if (!dense || !dense.isSplat())
-        return errorAt(c, "only splat float constants are supported");
-      std::vector<float> f(size_t(elementsOf(v.getType(), g)),
-                           float(dense.getSplatValue<APFloat>().convertToDouble()));
-      splat.assign(reinterpret_cast<char *>(f.data()),
-                   reinterpret_cast<char *>(f.data() + f.size()));
-      data = splat.data();
-    } else {
-      return llvm::createStringError("input " + pm.problem.tensors[t].name +
-                                     " is not set");
-    }
-    int64_t rowBytes = p.piece >= 0 ? pm.problem.tensors[t].bytes /
-                                          (hi(p.piece) - lo(p.piece))
-                                    : 0;
-    if (llvm::Error e = tier.write(int(t), data + lo(p.piece) * rowBytes,
-                                   pm.problem.tensors[t].bytes))
-      return e;
+llvm::Error ChunkedRun::readInput(int t, void *to, int64_t bytes) {
+  const PlanPiece &p = pm.pieces[size_t(t)];
+  const std::string &name = pm.problem.tensors[size_t(t)].name;
+  Value v = Value::getFromOpaquePointer(p.value);
+  const int64_t first = p.piece >= 0 ? lo(p.piece) : 0;
+  const int64_t rows = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
+  if (const Tensor *ext = external(v)) {
+    if (ext->numElements() != elementsOf(v.getType(), g))
+      return llvm::createStringError(
+          "input " + name + " has shape " + ext->describe() +
+          ", the model needs " +
+          Tensor::describe(shapeOf(v.getType(), g.numVertices),
+                           dtypeOf(v.getType())));
+    int64_t rowBytes = rows ? bytes / rows : 0;
+    std::memcpy(to, reinterpret_cast<const char *>(ext->f32()) + first * rowBytes,
+                size_t(bytes));
+    return llvm::Error::success();
   }
-  return llvm::Error::success();
+  if (auto arg = dyn_cast<BlockArgument>(v); arg && ctx.rowReaders) {
+    auto it = ctx.rowReaders->find(argName(arg));
+    if (it != ctx.rowReaders->end())
+      return it->second(first, p.piece >= 0 ? hi(p.piece) : g.numVertices,
+                        static_cast<float *>(to));
+  }
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || !dense.isSplat())
+      return errorAt(c, "only splat float constants are supported");
+    std::fill_n(static_cast<float *>(to), bytes / 4,
+                float(dense.getSplatValue<APFloat>().convertToDouble()));
+    return llvm::Error::success();
+  }
+  return llvm::createStringError("input " + name + " is not set");
 }
 
 llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
@@ -210,20 +213,20 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   // interval i into interval j.
   bool chunked = overEdges && parts > 1;
   std::vector<FlatMemRef> buffers;
-  auto csr = [&](const std::vector<int64_t> &offsets,
-                 const std::vector<int32_t> &others,
-                 const std::vector<int32_t> &ids) {
-    buffers.push_back(flat(const_cast<int64_t *>(offsets.data()), offsets.size()));
-    buffers.push_back(flat(const_cast<int32_t *>(others.data()), others.size()));
-    buffers.push_back(flat(const_cast<int32_t *>(ids.data()), ids.size()));
-  };
-  if (chunked) {
-    const EdgeChunks::Chunk &c =
-        ctx.chunks->get(reversed, pm.bounds).chunks[size_t(i)];
-    csr(c.offsets, c.others, c.edgeIds);
-  } else if (overEdges) {
-    reversed ? csr(g.outOffsets, g.outTargets, g.outEdgeIds)
-             : csr(g.inOffsets, g.inSources, g.inEdgeIds);
+  ChunkView view; // holds the chunk's arrays until the kernel is done
+  if (overEdges) {
+    ChunkSource *source =
+        ctx.chunkSource ? ctx.chunkSource
+                        : static_cast<ChunkSource *>(ctx.chunks);
+    auto got = source->chunk(reversed, pm.bounds, chunked ? i : 0,
+                             chunked ? j : 0);
+    if (!got)
+      return errorAt(op, llvm::toString(got.takeError()));
+    view = std::move(*got);
+    buffers.push_back(flat(const_cast<int64_t *>(view.offsets),
+                           int64_t(g.numVertices) + 1));
+    buffers.push_back(flat(const_cast<int32_t *>(view.others), view.numEdges));
+    buffers.push_back(flat(const_cast<int32_t *>(view.edgeIds), view.numEdges));
   }
   size_t phaseAt = size_t(-1);
   int64_t phase = kPhaseWhole;
@@ -525,6 +528,37 @@ llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
 
 } // namespace
 
+namespace {
+/// The next tier as the plan runner sees it: loads of input tensors
+/// (graph inputs, parameters, constants) read them from where they live,
+/// everything else goes to the tier (host RAM or a spill file).
+class InputTier final : public NextTier {
+public:
+  InputTier(NextTier &base, std::function<bool(int)> isInput,
+            std::function<llvm::Error(int, void *, int64_t)> readInput)
+      : base(base), isInput(std::move(isInput)),
+        readInput(std::move(readInput)) {}
+  llvm::Error write(int key, const void *data, int64_t bytes) override {
+    stored.insert(key); // (the plan never stores an input; if it did, the
+                        // stored copy is the current one)
+    return base.write(key, data, bytes);
+  }
+  llvm::Error read(int key, void *data, int64_t bytes) override {
+    if (isInput(key) && !stored.count(key))
+      return readInput(key, data, bytes);
+    return base.read(key, data, bytes);
+  }
+  int64_t bytesHeld() const override { return base.bytesHeld(); }
+  std::string describe() const override { return base.describe(); }
+
+private:
+  NextTier &base;
+  std::function<bool(int)> isInput;
+  std::function<llvm::Error(int, void *, int64_t)> readInput;
+  std::set<int> stored; // used on the transfer thread only
+};
+} // namespace
+
 struct ChunkedPlanCache::Entry {
   ChunkPlan chunk; // as read back from the model's saga.schedule
   // Kept from run to run: the pool's recycled blocks and the host-RAM
@@ -598,8 +632,8 @@ llvm::Expected<std::vector<Tensor>>
 saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
                      const ChunkedOptions &options, ChunkedStats *stats) {
   const Graph &g = *ctx.graph;
-  if (!ctx.chunks)
-    return llvm::createStringError("a chunked run needs the graph's chunk cache");
+  if (!ctx.chunks && !ctx.chunkSource)
+    return llvm::createStringError("a chunked run needs a source of chunks");
   ChunkedPlanCache local;
   auto found = cachedPlan(model, g, options, local);
   if (!found)
@@ -623,12 +657,14 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     tier = spill.get();
   }
   ChunkedRun run(model, ctx, pm);
-  if (llvm::Error e = run.seed(*tier))
-    return std::move(e);
+  InputTier inputs(*tier, [&](int t) { return run.isInput(t); },
+                   [&](int t, void *to, int64_t bytes) {
+                     return run.readInput(t, to, bytes);
+                   });
   if (!entry->pool)
     entry->pool = std::make_unique<DevicePool>(room);
   DevicePool &pool = *entry->pool;
-  auto ran = runMemoryPlan(pm.problem, plan, pool, *tier,
+  auto ran = runMemoryPlan(pm.problem, plan, pool, inputs,
                            [&](int k, Resident &r) { return run.compute(k, r); },
                            kPrefetchDepth);
   if (!ran)

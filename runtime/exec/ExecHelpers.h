@@ -11,6 +11,7 @@
 
 #include "runtime/exec/FastExp.h"
 #include "runtime/graph/Graph.h"
+#include "runtime/graph/Intervals.h"
 #include "runtime/memory/Tensor.h"
 
 #include "dialect/Saga.h"
@@ -26,8 +27,8 @@ namespace saga::exec {
 using namespace mlir;
 
 /// Rows per task for vertex-parallel work; fixed so that results do not
-/// depend on the thread count.
-constexpr int64_t kRowsPerTask = 256;
+/// depend on the thread count (runtime/graph/Intervals.h).
+using saga::kRowsPerTask;
 /// Edges per task (at least) for propagation kernels.
 constexpr int64_t kEdgesPerTask = 16384;
 
@@ -150,7 +151,7 @@ inline float *aligned64(std::vector<float> &buffer) {
 
 /// dW = x^T dy is summed over at most this many contiguous slices of the
 /// row blocks, in slice order (see the executor's weight gradient).
-constexpr int64_t kWeightGradSlices = 64;
+using saga::kWeightGradSlices;
 
 /// The rows a loss reads: the loss mask, or every one of `n` rows.
 inline std::vector<int32_t> lossRows(const std::vector<int32_t> &mask,
@@ -196,24 +197,8 @@ inline void binaryElementwise(Operation *op, const float *x, int64_t na,
   }
 }
 
-/// `parts` row intervals (fewer if the graph has fewer weight-gradient
-/// slices) whose bounds are slice bounds of the weight gradient, hence
-/// also row-block bounds: an executor working interval by interval forms
-/// every sum over rows exactly as the in-memory one does.
-inline std::vector<int32_t> chunkIntervals(int64_t numVertices,
-                                           int64_t parts) {
-  std::vector<int64_t> blocks{0};
-  for (int64_t r = kRowsPerTask; r < numVertices; r += kRowsPerTask)
-    blocks.push_back(r); // rowBlocks(g, nullptr)
-  blocks.push_back(numVertices);
-  int64_t numBlocks = int64_t(blocks.size()) - 1;
-  int64_t slices = std::min(numBlocks, kWeightGradSlices);
-  parts = std::max<int64_t>(1, std::min(parts, slices));
-  std::vector<int32_t> bounds;
-  for (int64_t j = 0; j <= parts; ++j)
-    bounds.push_back(int32_t(blocks[size_t((j * slices / parts) * numBlocks / slices)]));
-  return bounds;
-}
+/// The chunked level's row intervals (runtime/graph/Intervals.h).
+using saga::chunkIntervals;
 inline std::vector<int32_t> chunkIntervals(const Graph &g, int64_t parts) {
   return chunkIntervals(g.numVertices, parts);
 }

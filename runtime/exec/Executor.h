@@ -20,12 +20,19 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
+#include <functional>
+#include <map>
 #include <vector>
 
 namespace saga {
 
 class CpuKernels;
 class ModelOp;
+
+/// Rows [begin, end) of a streamed graph input (e.g. features read from a
+/// graph file), written to `to`.
+using RowReader =
+    std::function<llvm::Error(int64_t begin, int64_t end, float *to)>;
 
 struct ExecutionContext {
   const Graph *graph = nullptr;
@@ -50,6 +57,11 @@ struct ExecutionContext {
   /// per propagation (cacheSizedIntervals). Needs `chunks`.
   int64_t sourceIntervals = 1;
   EdgeChunkCache *chunks = nullptr;
+  /// Where a chunked run reads its 2-D chunks (default: `chunks`).
+  ChunkSource *chunkSource = nullptr;
+  /// Graph inputs read interval by interval when a chunked run loads them
+  /// (not in `inputs`), by name.
+  const std::map<std::string, RowReader> *rowReaders = nullptr;
   /// The most source intervals any propagation ran over (filled when
   /// non-null; 1 when none was chunked).
   int64_t *intervalsUsed = nullptr;

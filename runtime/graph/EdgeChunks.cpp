@@ -127,3 +127,21 @@ const EdgeChunks &EdgeChunkCache::get(bool reversed,
   }
   return *slot;
 }
+
+ChunkSource::~ChunkSource() = default;
+
+llvm::Expected<ChunkView> EdgeChunkCache::chunk(bool reversed,
+                                                const std::vector<int32_t> &bounds,
+                                                int64_t i, int64_t j) {
+  if (graph.numEdges > 0 && graph.inSources.empty())
+    return llvm::createStringError(
+        "the graph's edges are not in memory (it streams from a file)");
+  if (bounds.size() == 2)
+    return reversed ? ChunkView{graph.outOffsets.data(), graph.outTargets.data(),
+                                graph.outEdgeIds.data(), graph.numEdges, nullptr}
+                    : ChunkView{graph.inOffsets.data(), graph.inSources.data(),
+                                graph.inEdgeIds.data(), graph.numEdges, nullptr};
+  const EdgeChunks::Chunk &c = get(reversed, bounds).chunks[size_t(i)];
+  return ChunkView{c.offsets.data(), c.others.data(), c.edgeIds.data(),
+                   int64_t(c.others.size()), nullptr};
+}

@@ -17,6 +17,8 @@
 
 #include "runtime/graph/Graph.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -62,11 +64,42 @@ struct EdgeChunks {
   static std::vector<int32_t> equalIntervals(int32_t n, int64_t parts);
 };
 
+/// One 2-D chunk as a kernel reads it: the edges whose row (destination,
+/// or source when reversed) lies in row interval j and whose other end lies
+/// in interval i, as a CSR over the rows of interval j. `offsets` is
+/// indexed by the global row id (offsets[lo] .. offsets[hi]); `others` and
+/// `edgeIds` hold the chunk's edges in CSR order. `hold` keeps the arrays
+/// alive when the source made them for this request.
+struct ChunkView {
+  const int64_t *offsets = nullptr;
+  const int32_t *others = nullptr;
+  const int32_t *edgeIds = nullptr;
+  int64_t numEdges = 0;
+  std::shared_ptr<const void> hold;
+};
+
+/// Where the chunked executor gets its chunks: the graph in memory, or a
+/// graph file read chunk by chunk (GraphFileChunks).
+class ChunkSource {
+public:
+  virtual ~ChunkSource();
+  /// Chunk (i, j) over the intervals `bounds`, in-edges or (reversed)
+  /// out-edges.
+  virtual llvm::Expected<ChunkView> chunk(bool reversed,
+                                          const std::vector<int32_t> &bounds,
+                                          int64_t i, int64_t j) = 0;
+};
+
 /// Chunk indexes of one graph, built on first use and kept: per direction
 /// (in-edges for propagations, out-edges for reversed ones) and chunk count.
-class EdgeChunkCache {
+class EdgeChunkCache : public ChunkSource {
 public:
   explicit EdgeChunkCache(const Graph &graph) : graph(graph) {}
+  /// A view into get(reversed, bounds), or the graph's own CSR when there
+  /// is one interval.
+  llvm::Expected<ChunkView> chunk(bool reversed,
+                                  const std::vector<int32_t> &bounds,
+                                  int64_t i, int64_t j) override;
   const EdgeChunks &get(bool reversed, int64_t parts);
   /// The chunks over intervals with these bounds.
   const EdgeChunks &get(bool reversed, const std::vector<int32_t> &bounds);

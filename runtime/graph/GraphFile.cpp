@@ -6,10 +6,13 @@
 
 #include <zlib.h>
 
+#include "runtime/graph/Intervals.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <tuple>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -93,7 +96,7 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
   Graph g = Graph::build(v, d.edges.src, d.edges.dst, /*addSelfLoops=*/false);
   EdgeChunks byInterval = EdgeChunks::build(
       g.inOffsets, g.inSources, g.inEdgeIds,
-      EdgeChunks::equalIntervals(v, intervals));
+      chunkIntervals(v, intervals));
   const std::vector<int32_t> &bounds = byInterval.bounds;
   const int64_t parts = int64_t(bounds.size()) - 1;
   // Chunk (i, j) = chunk i's rows in interval j, in row order.
@@ -471,6 +474,13 @@ llvm::Expected<Dataset> GraphFile::readAll() {
       return corrupt("features", s.offset,
                      "checksum mismatch: the section is corrupt");
   }
+  if (llvm::Error e = readLabels(d))
+    return std::move(e);
+  return d;
+}
+
+llvm::Error GraphFile::readLabels(Dataset &d) {
+  const int64_t v = info_.numVertices;
   auto labels = readSection(Labels);
   if (!labels)
     return labels.takeError();
@@ -494,7 +504,123 @@ llvm::Expected<Dataset> GraphFile::readAll() {
         return corrupt(kindName(kind), sections[kind - 1].offset,
                        "vertex " + std::to_string(x) + " out of range");
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<Dataset> GraphFile::readLabelsOnly() {
+  Dataset d;
+  d.name = info_.name;
+  d.edges.numVertices = int32_t(info_.numVertices);
+  if (llvm::Error e = readLabels(d))
+    return std::move(e);
   return d;
+}
+
+llvm::Expected<Graph> GraphFile::readSkeleton(bool selfLoops) {
+  const int64_t v = info_.numVertices, e = info_.numEdges;
+  if (std::string why = Graph::sizeError(v, e, selfLoops); !why.empty())
+    return llvm::createStringError(path + ": " + why);
+  Graph g;
+  g.numVertices = int32_t(v);
+  g.numEdges = e + (selfLoops ? v : 0);
+  g.selfLoops = selfLoops;
+  for (auto [kind, to] : {std::pair{uint32_t(InOffsets), &g.inOffsets},
+                          std::pair{uint32_t(OutOffsets), &g.outOffsets}}) {
+    auto bytes = readSection(kind);
+    if (!bytes)
+      return bytes.takeError();
+    to->resize(size_t(v) + 1);
+    std::memcpy(to->data(), bytes->data(), bytes->size());
+    for (int64_t row = 0; row < v; ++row)
+      if ((*to)[size_t(row) + 1] < (*to)[size_t(row)])
+        return corrupt(kindName(kind), sections[kind - 1].offset + uint64_t(row) * 8,
+                       "offsets decrease at vertex " + std::to_string(row));
+    if ((*to)[0] != 0 || (*to)[size_t(v)] != e)
+      return corrupt(kindName(kind), sections[kind - 1].offset,
+                     "offsets do not span the edges");
+    if (selfLoops) // one more edge per vertex
+      for (int64_t row = 0; row <= v; ++row)
+        (*to)[size_t(row)] += row;
+  }
+  return g;
+}
+
+llvm::Error GraphFile::readFeatureRows(int64_t j, float *to) {
+  if (j < 0 || j >= info_.intervals)
+    return llvm::createStringError(path + ": no feature interval " +
+                                   std::to_string(j));
+  int64_t lo = bounds_[size_t(j)], hi = bounds_[size_t(j) + 1];
+  uint64_t bytes = uint64_t((hi - lo) * info_.numFeatures) * 4;
+  uint64_t offset = sections[Features - 1].offset + uint64_t(lo * info_.numFeatures) * 4;
+  std::string what = "feature interval " + std::to_string(j);
+  if (auto e = readAt(offset, bytes, to, what))
+    return e;
+  if (crcOf(to, bytes) != featureCrcs[size_t(j)])
+    return corrupt(what, offset, "checksum mismatch: the rows are corrupt");
+  return llvm::Error::success();
+}
+
+GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops)
+    : file(file), selfLoops(selfLoops) {}
+
+llvm::Expected<ChunkView>
+GraphFileChunks::chunk(bool reversed, const std::vector<int32_t> &bounds,
+                       int64_t i, int64_t j) {
+  if (bounds != file.bounds())
+    return llvm::createStringError(
+        "the run's " + std::to_string(bounds.size() - 1) +
+        " row intervals are not the graph file's " +
+        std::to_string(file.bounds().size() - 1) +
+        " (its chunk index): convert it with --intervals " +
+        std::to_string(bounds.size() - 1));
+  // In-edges of rows in j from sources in i: the file's chunk (i, j);
+  // out-edges of rows in j to targets in i: chunk (j, i), re-sorted by
+  // source.
+  auto edges = reversed ? file.readChunk(j, i) : file.readChunk(i, j);
+  if (!edges)
+    return edges.takeError();
+  std::vector<ChunkEdge> &list = *edges;
+  const int32_t lo = bounds[size_t(j)], hi = bounds[size_t(j) + 1];
+  const int32_t numInput = int32_t(file.info().numEdges);
+  if (selfLoops && i == j)
+    for (int32_t v = lo; v < hi; ++v)
+      list.push_back({v, v, numInput + v});
+  // The row end first, then the other end, then the id: Graph's order.
+  auto row = [&](const ChunkEdge &e) { return reversed ? e.src : e.dst; };
+  auto other = [&](const ChunkEdge &e) { return reversed ? e.dst : e.src; };
+  if (reversed || (selfLoops && i == j))
+    std::sort(list.begin(), list.end(), [&](const ChunkEdge &a, const ChunkEdge &b) {
+      return std::make_tuple(row(a), other(a), a.id) <
+             std::make_tuple(row(b), other(b), b.id);
+    });
+  struct Arrays {
+    std::vector<int64_t> offsets;
+    std::vector<int32_t> others, ids;
+  };
+  auto arrays = std::make_shared<Arrays>();
+  arrays->offsets.assign(size_t(hi - lo) + 1, 0);
+  arrays->others.reserve(list.size());
+  arrays->ids.reserve(list.size());
+  for (const ChunkEdge &e : list) {
+    int32_t r = row(e);
+    if (r < lo || r >= hi || other(e) < bounds[size_t(i)] ||
+        other(e) >= bounds[size_t(i) + 1])
+      return llvm::createStringError(
+          "graph file chunk (" + std::to_string(reversed ? j : i) + ", " +
+          std::to_string(reversed ? i : j) + ") holds an edge outside it");
+    ++arrays->offsets[size_t(r - lo) + 1];
+    arrays->others.push_back(other(e));
+    arrays->ids.push_back(e.id);
+  }
+  for (size_t r = 1; r < arrays->offsets.size(); ++r)
+    arrays->offsets[r] += arrays->offsets[r - 1];
+  ChunkView view;
+  view.offsets = arrays->offsets.data() - lo; // indexed by global row
+  view.others = arrays->others.data();
+  view.edgeIds = arrays->ids.data();
+  view.numEdges = int64_t(arrays->others.size());
+  view.hold = arrays;
+  return view;
 }
 
 llvm::Expected<std::vector<ChunkEdge>> GraphFile::readChunk(int64_t i,

@@ -19,6 +19,7 @@
 #ifndef SAGA_RUNTIME_GRAPH_GRAPHFILE_H
 #define SAGA_RUNTIME_GRAPH_GRAPHFILE_H
 
+#include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Loaders.h"
 
 #include "llvm/Support/Error.h"
@@ -47,7 +48,8 @@ struct ChunkEdge {
   }
 };
 
-/// Writes `d` with a chunk index over `intervals` equal vertex intervals.
+/// Writes `d` with a chunk index over `intervals` row intervals (the
+/// chunked level's: chunkIntervals, so fewer on small graphs).
 /// The file appears whole or not at all (written beside it, flushed to
 /// disk, then renamed); a failure (a full disk, a folder that cannot be
 /// written) is an error naming the path.
@@ -78,6 +80,15 @@ public:
   /// Interval j's feature rows, [rows, numFeatures], in one read.
   llvm::Expected<Tensor> readFeatures(int64_t j);
 
+  /// Labels, class count and splits (no edges, no features).
+  llvm::Expected<Dataset> readLabelsOnly();
+  /// The graph without its edge arrays: counts and both offset arrays
+  /// (with `selfLoops`, one more in-edge and out-edge per vertex), for a
+  /// run that reads its chunks from the file (GraphFileChunks).
+  llvm::Expected<Graph> readSkeleton(bool selfLoops);
+  /// Interval j's feature rows into `to` ([rows, numFeatures] floats).
+  llvm::Error readFeatureRows(int64_t j, float *to);
+
   /// Bytes read from the file so far.
   int64_t bytesRead() const { return bytesRead_; }
 
@@ -91,6 +102,7 @@ private:
   llvm::Error readAt(uint64_t offset, uint64_t bytes, void *to,
                      const std::string &what);
   llvm::Expected<std::vector<char>> readSection(uint32_t kind);
+  llvm::Error readLabels(Dataset &d);
   llvm::Error corrupt(const std::string &what, uint64_t offset,
                       const std::string &why) const;
 
@@ -108,6 +120,22 @@ private:
   std::vector<ChunkEntry> chunkTable;
   std::vector<uint32_t> featureCrcs;
   int64_t bytesRead_ = 0;
+};
+
+/// A graph file's chunks as the chunked executor reads them, one read per
+/// chunk (self loops, when the model adds them, are added to the diagonal
+/// chunks with the ids Graph::build gives them). The run's intervals must
+/// be the file's.
+class GraphFileChunks : public ChunkSource {
+public:
+  GraphFileChunks(GraphFile &file, bool selfLoops);
+  llvm::Expected<ChunkView> chunk(bool reversed,
+                                  const std::vector<int32_t> &bounds,
+                                  int64_t i, int64_t j) override;
+
+private:
+  GraphFile &file;
+  bool selfLoops;
 };
 
 /// Any dataset Saga reads, detected by content: a Planetoid folder, or a

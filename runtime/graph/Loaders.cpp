@@ -640,9 +640,12 @@ llvm::Expected<Dataset> saga::loadPlanetoid(const std::string &dir) {
 }
 
 void saga::rowNormalize(Tensor &features) {
-  int64_t f = features.rowSize();
-  for (int64_t v = 0; v < features.rows(); ++v) {
-    float *row = features.f32() + v * f;
+  rowNormalize(features.f32(), features.rows(), features.rowSize());
+}
+
+void saga::rowNormalize(float *rows, int64_t n, int64_t f) {
+  for (int64_t v = 0; v < n; ++v) {
+    float *row = rows + v * f;
     double s = 0;
     for (int64_t j = 0; j < f; ++j)
       s += row[j];

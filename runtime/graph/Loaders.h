@@ -60,6 +60,8 @@ llvm::Expected<Dataset> loadPlanetoid(const std::string &dir);
 /// Divides each row by its sum (rows summing to 0 stay 0): the feature
 /// preprocessing of the GCN paper's Planetoid experiments.
 void rowNormalize(Tensor &features);
+/// The same over `n` rows of `f` floats.
+void rowNormalize(float *rows, int64_t n, int64_t f);
 
 } // namespace saga
 

@@ -2,6 +2,7 @@
 
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/GraphFile.h"
+#include "runtime/graph/Intervals.h"
 
 #include <gtest/gtest.h>
 
@@ -108,7 +109,7 @@ TEST(GraphFile, ChunksAndFeatureIntervals) {
     auto file = GraphFile::open(coraFile(4), direct);
     ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
     const auto &b = (*file)->bounds();
-    EXPECT_EQ(b, EdgeChunks::equalIntervals(2708, 4));
+    EXPECT_EQ(b, chunkIntervals(2708, 4)); // the chunked level's bounds
     std::set<int32_t> seen;
     for (int64_t j = 0; j < 4; ++j) {
       for (int64_t i = 0; i < 4; ++i) {
@@ -140,6 +141,61 @@ TEST(GraphFile, ChunksAndFeatureIntervals) {
     EXPECT_EQ(errorOf((*file)->readChunk(4, 0).takeError()),
               coraFile(4) + ": no chunk (4, 0) among 4 x 4");
   }
+}
+
+// Streaming a run from the file: the skeleton's offsets are Graph::build's
+// (self loops included when asked), and every chunk the file gives the
+// chunked executor, in both directions, is the in-memory chunk index's:
+// the same rows, the same edges in the same order, the same ids (self
+// loops numbered after the input edges, as Graph::build numbers them).
+TEST(GraphFile, StreamedChunksAreTheInMemoryOnes) {
+  for (bool loops : {false, true}) {
+    SCOPED_TRACE(loops ? "self loops" : "no self loops");
+    auto file = GraphFile::open(coraFile(4));
+    ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+    Graph g = Graph::build(2708, cora().edges.src, cora().edges.dst, loops);
+    auto skeleton = (*file)->readSkeleton(loops);
+    ASSERT_TRUE(bool(skeleton)) << llvm::toString(skeleton.takeError());
+    EXPECT_EQ(skeleton->numEdges, g.numEdges);
+    EXPECT_EQ(skeleton->inOffsets, g.inOffsets);
+    EXPECT_EQ(skeleton->outOffsets, g.outOffsets);
+    EXPECT_TRUE(skeleton->inSources.empty());
+    EdgeChunkCache memory(g);
+    GraphFileChunks streamed(**file, loops);
+    const std::vector<int32_t> &b = (*file)->bounds();
+    for (bool reversed : {false, true})
+      for (int64_t j = 0; j < 4; ++j)
+        for (int64_t i = 0; i < 4; ++i) {
+          auto want = memory.chunk(reversed, b, i, j);
+          auto got = streamed.chunk(reversed, b, i, j);
+          ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+          ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+          for (int32_t v = b[size_t(j)]; v < b[size_t(j) + 1]; ++v) {
+            int64_t n = want->offsets[v + 1] - want->offsets[v];
+            ASSERT_EQ(got->offsets[v + 1] - got->offsets[v], n) << v;
+            for (int64_t k = 0; k < n; ++k) {
+              EXPECT_EQ(got->others[got->offsets[v] + k],
+                        want->others[want->offsets[v] + k]);
+              EXPECT_EQ(got->edgeIds[got->offsets[v] + k],
+                        want->edgeIds[want->offsets[v] + k]);
+            }
+          }
+        }
+    // Intervals that are not the file's are refused, saying what to do.
+    EXPECT_EQ(errorOf(streamed.chunk(false, chunkIntervals(2708, 2), 0, 0)
+                          .takeError()),
+              "the run's 2 row intervals are not the graph file's 4 (its "
+              "chunk index): convert it with --intervals 2");
+  }
+  // Feature rows of an interval, straight into the caller's buffer.
+  auto file = GraphFile::open(coraFile(4));
+  ASSERT_TRUE(bool(file));
+  const std::vector<int32_t> &b = (*file)->bounds();
+  std::vector<float> rows(size_t(b[2] - b[1]) * 1433);
+  ASSERT_FALSE(errorOf((*file)->readFeatureRows(1, rows.data())).size());
+  EXPECT_EQ(std::memcmp(rows.data(), cora().features.f32() + b[1] * 1433,
+                        rows.size() * 4),
+            0);
 }
 
 // A byte changed anywhere in a section is caught by its checksum, and the

@@ -67,7 +67,114 @@ struct Session {
   std::unique_ptr<Model> model;
   Dataset data;
   Graph graph;
+  // A graph file streamed chunk by chunk (runs under a memory budget on a
+  // .sgf): the file, its chunks, and its interval count, which the run uses.
+  std::unique_ptr<GraphFile> file;
+  std::unique_ptr<GraphFileChunks> chunks;
+  int64_t intervals = 0;
 };
+
+/// Under a memory budget, a graph file is not loaded: the model gets the
+/// graph's offsets, labels and splits, and reads chunks and feature rows
+/// from the file when the plan loads them. The file's vertex order is kept
+/// (relabel when converting), and its chunk index fixes the intervals.
+bool openStreamed(Session &session, const RunOptions &options) {
+  Model &m = *session.model;
+  auto file = GraphFile::open(options.data, options.directIO);
+  if (!file)
+    return fail(file.takeError()), false;
+  session.file = std::move(*file);
+  GraphFile &f = *session.file;
+  const GraphFileInfo &info = f.info();
+  if (options.intervals > 0 && options.intervals != info.intervals)
+    return fail(llvm::createStringError(
+               options.data + " has a chunk index over " +
+               std::to_string(info.intervals) +
+               " intervals, the run's --chunk-intervals is " +
+               std::to_string(options.intervals) +
+               " (convert it again with --intervals " +
+               std::to_string(options.intervals) + ")")),
+           false;
+  session.intervals = info.intervals;
+  auto skeleton = f.readSkeleton(m.selfLoops());
+  if (!skeleton)
+    return fail(skeleton.takeError()), false;
+  session.graph = std::move(*skeleton);
+  auto labels = f.readLabelsOnly();
+  if (!labels)
+    return fail(labels.takeError()), false;
+  session.data = std::move(*labels);
+  session.chunks = std::make_unique<GraphFileChunks>(f, m.selfLoops());
+  const Graph &g = session.graph;
+  llvm::outs() << llvm::format(
+      "graph %s: %d vertices, %lld edges%s; streamed from %s (%lld x %lld "
+      "chunks, the file's vertex order)\n",
+      info.name.c_str(), g.numVertices, (long long)g.numEdges,
+      g.selfLoops ? " (with self loops)" : "", options.data.c_str(),
+      (long long)info.intervals, (long long)info.intervals);
+  if (llvm::Error e = m.setGraph(g))
+    return fail(std::move(e)), false;
+  m.setChunkSource(session.chunks.get());
+  int featureInputs = 0;
+  for (const ValueInfo &in : m.inputs())
+    featureInputs += in.domain == ValueInfo::Vertex && in.dtype == DType::F32;
+  for (const ValueInfo &in : m.inputs()) {
+    if (in.domain == ValueInfo::Edge) {
+      if (!in.defaultValue)
+        return fail(llvm::createStringError(
+                   "edge input '" + in.name + "' has no default and " +
+                   info.name + " has no edge values")),
+               false;
+      continue;
+    }
+    if (in.dtype == DType::I32) {
+      Tensor t({int64_t(session.data.labels.size())}, DType::I32);
+      std::copy(session.data.labels.begin(), session.data.labels.end(),
+                t.i32());
+      if (llvm::Error e = m.setInput(in.name, std::move(t)))
+        return fail(std::move(e)), false;
+      continue;
+    }
+    int64_t want = 1;
+    for (int64_t d : in.shape)
+      want *= d;
+    if (want != info.numFeatures || featureInputs != 1)
+      return fail(llvm::createStringError(
+                 "graph input '" + in.name + "' has " + std::to_string(want) +
+                 " features per vertex, " + info.name + " has " +
+                 std::to_string(info.numFeatures))),
+             false;
+    const bool normalize = options.rowNormalize;
+    GraphFile *from = &f;
+    auto reader = [from, normalize](int64_t begin, int64_t end,
+                                    float *to) -> llvm::Error {
+      const std::vector<int32_t> &b = from->bounds();
+      const int64_t width = from->info().numFeatures;
+      // Whole intervals of the file, from the one starting at `begin`.
+      auto at = std::find(b.begin(), b.end(), int32_t(begin));
+      for (size_t j = size_t(at - b.begin()); at != b.end() && j + 1 < b.size() &&
+                                              b[j] < end;
+           ++j) {
+        float *rows = to + (b[j] - begin) * width;
+        if (llvm::Error e = from->readFeatureRows(int64_t(j), rows))
+          return e;
+        if (normalize)
+          rowNormalize(rows, b[j + 1] - b[j], width);
+        if (b[j + 1] == end)
+          return llvm::Error::success();
+      }
+      return llvm::createStringError(
+          "rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+          ") are not whole intervals of the graph file");
+    };
+    if (llvm::Error e = m.setInputRows(in.name, reader))
+      return fail(std::move(e)), false;
+  }
+  return true;
+}
+
+std::unique_ptr<Session> finishOpen(std::unique_ptr<Session> session,
+                                    const RunOptions &options);
 
 /// Compiles, loads, binds and initialises; prints what it did. Errors are
 /// printed; returns null then.
@@ -91,6 +198,11 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
       options.model.c_str(), stats.total() * 1e3, stats.frontEnd * 1e3,
       stats.lowering * 1e3, stats.jit * 1e3);
 
+  if (options.memoryBudget > 0 && isGraphFile(options.data)) {
+    if (!openStreamed(*session, options))
+      return nullptr;
+    return finishOpen(std::move(session), options);
+  }
   auto data = loadDataset(options.data);
   if (!data) {
     fail(data.takeError());
@@ -140,6 +252,13 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
     fail(std::move(e));
     return nullptr;
   }
+  return finishOpen(std::move(session), options);
+}
+
+/// Parameters (from --params, else initialised) and the device line.
+std::unique_ptr<Session> finishOpen(std::unique_ptr<Session> session,
+                                    const RunOptions &options) {
+  Model &m = *session->model;
   if (!options.params.empty()) {
     auto params = loadParamsFile(options.params);
     if (!params) {
@@ -187,12 +306,12 @@ int64_t saga::parseSize(const std::string &text) {
 
 namespace {
 /// The run's execution options from the command line's.
-ForwardOptions executionOf(const RunOptions &o) {
+ForwardOptions executionOf(const RunOptions &o, const Session &session) {
   ForwardOptions fo;
   fo.memoryBudget = o.memoryBudget;
   fo.scratch = o.scratch;
   fo.directIO = o.directIO;
-  fo.intervals = o.intervals;
+  fo.intervals = session.intervals ? session.intervals : o.intervals;
   return fo;
 }
 
@@ -219,7 +338,7 @@ int saga::runForward(const RunOptions &options) {
     return 1;
   Model *model = session->model.get();
   Dataset *data = &session->data;
-  ForwardOptions fo = executionOf(options);
+  ForwardOptions fo = executionOf(options, *session);
   fo.lossMask = data->train;
   fo.profile = options.profile;
   if (options.printSchedule) {
@@ -279,7 +398,7 @@ int saga::runTrain(const TrainCommandOptions &options) {
   Split split{session->data.labels, session->data.train, session->data.val,
               session->data.test};
   TrainOptions t = options.train;
-  t.execution = executionOf(options.run);
+  t.execution = executionOf(options.run, *session);
   if (options.run.printSchedule) {
     ForwardOptions fo = t.execution;
     fo.lossMask = split.train;
