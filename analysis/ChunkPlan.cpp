@@ -58,8 +58,8 @@ std::vector<int> issuePoints(const MemoryPlan &plan, size_t numTensors) {
 } // namespace
 
 llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
-                                            int64_t budget,
-                                            int64_t intervals) {
+                                            int64_t budget, int64_t intervals,
+                                            int64_t fixedGroup) {
   int64_t maxParts =
       std::min<int64_t>(exec::kWeightGradSlices, (graph.vertices + 255) / 256);
   ChunkPlan out;
@@ -87,9 +87,30 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
   }
   // The plan keeps one step's working set free for loads run ahead (double
   // buffering), or what is left of it.
-  out.memory.problem.budget = room - std::min(out.minimum, room - out.minimum);
-  out.plan = planExact(out.memory.problem, /*maxStates=*/1 << 18);
-  if (!out.plan.feasible)
+  const int64_t planned = room - std::min(out.minimum, room - out.minimum);
+  // Chunk groups of 1, 2, 4, ... destination intervals: the plan that
+  // moves the fewest bytes (the first, on a tie).
+  const int64_t parts = out.intervals();
+  bool found = false;
+  for (int64_t group = fixedGroup > 0 ? fixedGroup : 1;;
+       group = std::min(parts, group * 2)) {
+    PlanMemory pm = group == 1 ? out.memory
+                               : planMemoryProblem(model, graph, kPinBelow,
+                                                   parts, group);
+    pm.problem.budget = planned;
+    MemoryPlan plan = planExact(pm.problem, /*maxStates=*/1 << 18);
+    if (plan.feasible &&
+        (!found || plan.bytesMoved() < out.plan.bytesMoved())) {
+      out.memory = std::move(pm);
+      out.plan = std::move(plan);
+      found = true;
+    } else if (!found) {
+      out.plan = std::move(plan); // for its error
+    }
+    if (group >= parts || fixedGroup > 0)
+      break;
+  }
+  if (!found)
     return llvm::createStringError("memory plan: " + out.plan.error);
   return out;
 }
@@ -112,7 +133,7 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
   Location loc = model.getLoc();
   auto i64 = [&](int64_t v) { return b.getI64IntegerAttr(v); };
   auto schedule = ScheduleOp::create(
-      b, loc, i64(cp.budget), i64(p.budget), i64(pm.pinnedBytes),
+      b, loc, i64(cp.budget), i64(p.budget), i64(pm.group), i64(pm.pinnedBytes),
       i64(cp.minimum), i64(cp.graph.vertices), i64(cp.graph.edges),
       b.getDenseI32ArrayAttr(pm.bounds), b.getStringAttr(cp.plan.method),
       i64(cp.plan.bytesMoved()));
@@ -164,7 +185,8 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
   out.budget = schedule.getBudget();
   ArrayRef<int32_t> bounds = schedule.getIntervals();
   int64_t parts = int64_t(bounds.size()) - 1;
-  out.memory = planMemoryProblem(model, out.graph, kPinBelow, parts);
+  out.memory = planMemoryProblem(model, out.graph, kPinBelow, parts,
+                                 int64_t(schedule.getGroup()));
   PlanMemory &pm = out.memory;
   MemoryProblem &p = pm.problem;
   if (pm.bounds != std::vector<int32_t>(bounds.begin(), bounds.end()))

@@ -4,8 +4,9 @@
 // the row intervals (P is the smallest whose largest step, double-buffered,
 // fits the budget: the second working set is the room loads use to run
 // ahead; at the most intervals the graph allows, fitting once is enough),
-// the steps over intervals and 2-D chunks (PlanMemory), and ROC's memory
-// plan over them (MemoryPlanner).
+// the steps over intervals and 2-D chunks (PlanMemory; chunks in groups of
+// destination intervals, the group size whose plan moves the fewest
+// bytes), and ROC's memory plan over them (MemoryPlanner).
 //
 // In the IR it is a `saga.schedule` op at the end of the model's body:
 // `writeSchedule` puts a plan there, `readSchedule` reads one back and
@@ -46,8 +47,10 @@ struct ChunkPlan {
 
 /// Chooses P (or takes `intervals` when positive) and plans. Fails when the
 /// budget is below one step's working set, saying what that is.
+/// `group` > 0 fixes the chunk groups' size instead.
 llvm::Expected<ChunkPlan> planChunked(ModelOp model, GraphSize graph,
-                                      int64_t budget, int64_t intervals = 0);
+                                      int64_t budget, int64_t intervals = 0,
+                                      int64_t group = 0);
 
 /// Writes `plan` as the model's `saga.schedule` (replacing any), with each
 /// load that may start early preceded by its `saga.prefetch`.

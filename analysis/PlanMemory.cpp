@@ -38,8 +38,10 @@ std::string describe(Operation *op) {
 } // namespace
 
 PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
-                                   int64_t pinBelow, int64_t intervals) {
+                                   int64_t pinBelow, int64_t intervals,
+                                   int64_t group) {
   PlanMemory out;
+  out.group = group;
   MemoryProblem &p = out.problem;
   out.bounds = intervals > 1 ? exec::chunkIntervals(graph.vertices, intervals)
                              : std::vector<int32_t>{0, int32_t(graph.vertices)};
@@ -166,38 +168,48 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
       int64_t srcs = groups[0], dsts = groups[1];
       return reversed ? k >= srcs && k < srcs + dsts : k < srcs;
     };
-    for (int64_t j = 0; j < parts; ++j) {
-      int state = -1;
+    // Destination intervals in groups of `group`: per group, each source
+    // interval i once, for every j of the group (i's piece is read G times
+    // in a row; the group's states stay live across the i loop). A row's
+    // chunks still run in source order, so results do not change.
+    const int64_t g = twoD ? std::clamp<int64_t>(group, 1, parts) : 1;
+    for (int64_t g0 = 0; g0 < parts; g0 += g) {
+      const int64_t g1 = std::min(parts, g0 + g);
+      std::vector<int> states(size_t(g1 - g0), -1);
       if (propagate)
-        state = newTensor(describe(&op) + " state#" + std::to_string(j),
-                          rowsOf(j) * stateWidth.getInt() * 4, false,
-                          {nullptr, j, &op});
-      for (int64_t i = 0; i < (twoD ? parts : 1); ++i) {
-        PlanOperator o;
-        o.name = describe(&op) + " [" +
-                 (twoD ? std::to_string(i) + ", " : "") +
-                 std::to_string(j) + "]";
-        for (auto [k, v] : llvm::enumerate(op.getOperands()))
-          add(o.reads, piece(v, otherSide(unsigned(k)) ? i : j));
-        if (propagate)
-          (i == 0 ? o.writes : o.updates).push_back(state);
-        bool last = !propagate || i + 1 == parts;
-        for (Value r : op.getResults()) {
-          int t = piece(r, j);
-          if (t < 0)
-            continue;
-          // A reduction over rows to a non-graph value accumulates: made
-          // at the first interval, updated by the others.
-          // So does an edge value, whose rows are the in-edges of every
-          // interval.
-          auto d = dyn_cast<DomainType>(r.getType());
-          if ((!d || d.isEdgeDomain()) && (j > 0 || i > 0))
-            add(o.updates, t);
-          else if (last)
-            o.writes.push_back(t);
+        for (int64_t j = g0; j < g1; ++j)
+          states[size_t(j - g0)] =
+              newTensor(describe(&op) + " state#" + std::to_string(j),
+                        rowsOf(j) * stateWidth.getInt() * 4, false,
+                        {nullptr, j, &op});
+      for (int64_t i = 0; i < (twoD ? parts : 1); ++i)
+        for (int64_t j = g0; j < g1; ++j) {
+          int state = states[size_t(j - g0)];
+          PlanOperator o;
+          o.name = describe(&op) + " [" +
+                   (twoD ? std::to_string(i) + ", " : "") +
+                   std::to_string(j) + "]";
+          for (auto [k, v] : llvm::enumerate(op.getOperands()))
+            add(o.reads, piece(v, otherSide(unsigned(k)) ? i : j));
+          if (propagate)
+            (i == 0 ? o.writes : o.updates).push_back(state);
+          bool last = !propagate || i + 1 == parts;
+          for (Value r : op.getResults()) {
+            int t = piece(r, j);
+            if (t < 0)
+              continue;
+            // A reduction over rows to a non-graph value accumulates: made
+            // at the first interval, updated by the others.
+            // So does an edge value, whose rows are the in-edges of every
+            // interval.
+            auto d = dyn_cast<DomainType>(r.getType());
+            if ((!d || d.isEdgeDomain()) && (j > 0 || i > 0))
+              add(o.updates, t);
+            else if (last)
+              o.writes.push_back(t);
+          }
+          push(std::move(o), {&op, twoD ? i : -1, j});
         }
-        push(std::move(o), {&op, twoD ? i : -1, j});
-      }
     }
   }
   return out;

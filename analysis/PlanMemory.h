@@ -19,7 +19,10 @@
 // (written at i = 0, updated after). With P > 1 a propagation also keeps
 // a state piece per destination interval (its running reductions: written
 // at i = 0, updated after, last read at i = P - 1, when its result piece is
-// written). The intervals' bounds are exec::chunkIntervals (slice bounds
+// written). Chunks run in groups of `group` destination intervals: per
+// group, source interval i outer, the group's j inner (1: j outer, i
+// inner), so a source piece serves the whole group while it is resident.
+// The intervals' bounds are exec::chunkIntervals (slice bounds
 // of the weight gradient), so P may come out smaller than asked.
 //
 //===----------------------------------------------------------------------===//
@@ -63,10 +66,11 @@ struct PlanMemory {
   std::vector<PlanStep> steps;   // per problem operator
   std::vector<PlanPiece> pieces; // per problem tensor
   std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
+  int64_t group = 1;             // destination intervals per chunk group
 };
 
 PlanMemory planMemoryProblem(ModelOp plan, GraphSize graph, int64_t pinBelow,
-                             int64_t intervals = 1);
+                             int64_t intervals = 1, int64_t group = 1);
 inline PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,
                                     int64_t pinBelow, int64_t intervals = 1) {
   return planMemoryProblem(plan, sizeOf(graph), pinBelow, intervals);

@@ -666,6 +666,10 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     - `saga.free %v [j]`: after the step, piece j leaves the device tier
       (once any store of it has finished).
 
+    Propagations run their chunks in groups of `group` destination
+    intervals (per group: source interval i outer, the group's j inner), so
+    a source piece loaded once serves the whole group.
+
     A piece of -1 is the whole value; `state` names the running state of
     the propagation that defines %v (its partial reductions per destination
     interval). `method` is the planner's (the exact DP, or the fallback it
@@ -681,7 +685,8 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     }
     ```
   }];
-  let arguments = (ins I64Attr:$budget, I64Attr:$planned, I64Attr:$pinned,
+  let arguments = (ins I64Attr:$budget, I64Attr:$planned, I64Attr:$group,
+                       I64Attr:$pinned,
                        I64Attr:$minimum, I64Attr:$vertices, I64Attr:$edges,
                        DenseI32ArrayAttr:$intervals, StrAttr:$method,
                        I64Attr:$moved);

@@ -215,7 +215,7 @@ Model::chunkedSchedule(bool training, const ForwardOptions &options) {
   return describeChunked(*plan,
                          *impl->graph,
                          {options.memoryBudget, options.intervals,
-                          options.scratch, options.directIO,
+                          options.chunkGroup, options.scratch, options.directIO,
                           impl->chunkedPlans.get()});
 }
 
@@ -411,7 +411,8 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
       options.memoryBudget > 0
           ? executeChunked(plan, ec,
                            {options.memoryBudget, options.intervals,
-                            options.scratch, options.directIO,
+                            options.chunkGroup, options.scratch,
+                            options.directIO,
                             impl->chunkedPlans.get()},
                            &chunked)
           : execute(plan, ec);

@@ -88,6 +88,9 @@ struct ForwardOptions {
   std::string scratch;
   bool directIO = false;   // O_DIRECT spills
   int64_t intervals = 0;   // 0: the smallest that fits the budget
+  /// Destination intervals per chunk group of a propagation (0: the group
+  /// whose plan moves the fewest bytes). Same results at any group.
+  int64_t chunkGroup = 0;
 };
 
 struct TrainStepResult {

@@ -579,7 +579,7 @@ cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
            ChunkedPlanCache &local) {
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
-                             options.budget, options.intervals);
+                             options.budget, options.intervals, options.group);
   std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
   if (entry)
     return entry.get();
@@ -588,8 +588,10 @@ cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
       int64_t(schedule.getVertices()) != g.numVertices ||
       int64_t(schedule.getEdges()) != g.numEdges ||
       (options.intervals > 0 &&
-       int64_t(schedule.getIntervals().size()) - 1 != options.intervals)) {
-    auto made = planChunked(model, sizeOf(g), options.budget, options.intervals);
+       int64_t(schedule.getIntervals().size()) - 1 != options.intervals) ||
+      (options.group > 0 && int64_t(schedule.getGroup()) != options.group)) {
+    auto made = planChunked(model, sizeOf(g), options.budget, options.intervals,
+                            options.group);
     if (!made)
       return made.takeError();
     schedule = writeSchedule(model, *made);

@@ -38,7 +38,7 @@ public:
   ChunkedPlanCache();
   ~ChunkedPlanCache();
   struct Entry;
-  std::map<std::tuple<const void *, const void *, int64_t, int64_t>,
+  std::map<std::tuple<const void *, const void *, int64_t, int64_t, int64_t>,
            std::unique_ptr<Entry>>
       entries;
 };
@@ -50,6 +50,8 @@ struct ChunkedOptions {
   int64_t budget = 0;
   /// Row intervals: 0 picks the smallest that fits.
   int64_t intervals = 0;
+  /// Destination intervals per chunk group (0: the cheapest plan's).
+  int64_t group = 0;
   /// Spill folder for the next tier; empty: host RAM.
   std::string scratch;
   bool direct = false; // O_DIRECT spills

@@ -1,6 +1,7 @@
 // RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2" | FileCheck %s
 // RUN: saga-opt %s --saga-schedule-memory="budget=20000 vertices=1024 edges=4096" | FileCheck %s --check-prefix=AUTO
 // RUN: saga-opt %s --saga-schedule-memory="budget=20000 vertices=1024 edges=4096" | saga-opt | FileCheck %s --check-prefix=AUTO
+// RUN: saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 intervals=4" | FileCheck %s --check-prefix=GROUP
 // RUN: not saga-opt %s --saga-schedule-memory="budget=10000 vertices=1024 edges=4096" --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not saga-opt %s --saga-schedule-memory="vertices=1024" 2>&1 | FileCheck %s --check-prefix=OPTS
 
@@ -13,7 +14,7 @@
 // map's input is prefetched a step early; a load may start as soon as its
 // last store is queued (prefetch right after the store), at most two steps
 // ahead.
-// CHECK:      saga.schedule attributes {budget = 40000 : i64, edges = 4096 : i64, intervals = array<i32: 0, 512, 1024>, method = "exact", minimum = 24576 : i64, moved = 49152 : i64, pinned = 0 : i64, planned = 24576 : i64, vertices = 1024 : i64} {
+// CHECK:      saga.schedule attributes {budget = 40000 : i64, edges = 4096 : i64, group = 1 : i64, intervals = array<i32: 0, 512, 1024>, method = "exact", minimum = 24576 : i64, moved = 49152 : i64, pinned = 0 : i64, planned = 24576 : i64, vertices = 1024 : i64} {
 // CHECK-NEXT:   saga.prefetch %arg0 [1] : !saga.vertex<4xf32>
 // CHECK-NEXT:   saga.load %arg0 [0] : !saga.vertex<4xf32>
 // CHECK-NEXT:   saga.step 0 "launch @map" [-1, 0]
@@ -43,6 +44,17 @@
 // AUTO:      intervals = array<i32: 0, 256, 512, 768, 1024>, method = "exact"
 // AUTO-COUNT-16: saga.step {{[0-9]+}} "launch @prop"
 // AUTO:      saga.step 24 "return (optimiser)" [-1, -1]
+
+// At 32000 bytes over 4 intervals the propagation's chunks run in groups
+// of two destination intervals: source piece i is loaded once for both
+// (i outer, j inner), and the plan moves 64 KiB instead of 96 KiB.
+// GROUP:      group = 2 : i64, {{.*}} moved = 65536 : i64
+// GROUP:      saga.load %0 [1] : !saga.vertex<4xf32>
+// GROUP-NEXT: saga.step 6 "launch @prop" [1, 0]
+// GROUP-NEXT: saga.step 7 "launch @prop" [1, 1]
+// GROUP-NEXT: saga.free %0 [1] : !saga.vertex<4xf32>
+// GROUP:      saga.step 12 "launch @prop" [0, 2]
+// GROUP-NEXT: saga.step 13 "launch @prop" [0, 3]
 
 // SMALL: error: memory budget of 10000 bytes is below the minimum for one chunk: 12288 bytes (4 intervals: step launch @prop [3, 0] needs 12288 bytes, plus 0 bytes of parameter-sized values; twice the step lets loads run ahead)
 // OPTS: error: saga-schedule-memory needs budget > 0 and vertices > 0 (got budget=0 vertices=1024 edges=0 intervals=0)

@@ -98,6 +98,18 @@ TEST_P(OutOfCore, SameBitsUnderABudget) {
                   step->chunked.plannedBytes);
       }
     }
+    // Chunks in groups of destination intervals (2, and 3 that does not
+    // divide P = 5): each row's chunks still run in source order.
+    for (int64_t group : {2, 3}) {
+      SCOPED_TRACE("group " + std::to_string(group));
+      ForwardOptions bo = fo;
+      bo.intervals = 5;
+      bo.chunkGroup = group;
+      bo.memoryBudget = peak;
+      auto step = m.trainStep(bo, 5);
+      ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+      expectSameStep(*step, *refStep);
+    }
     // The budget picks P: a quarter of the unbounded peak on the hub graph.
     if (std::string(graphName) == "hub") {
       ForwardOptions bo = fo;
