@@ -52,6 +52,7 @@
 #include "runtime/Model.h"
 #include "runtime/graph/Reorder.h"
 #include "runtime/graph/Synthetic.h"
+#include "runtime/graph/GraphFile.h"
 #include "runtime/train/Trainer.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -96,17 +97,25 @@ struct Options {
   int64_t sourceIntervals = 0; // ForwardOptions::sourceIntervals
   double oversubscription = 0;  // train: budget = unbounded peak / this
   std::string scratch;          // train: spill folder (else host RAM)
+  int64_t features = 128;       // sgf: feature width
+  int64_t classes = 16;         // sgf: classes
+  int64_t intervals = 16;       // sgf: chunk-index intervals
+  std::string out;              // sgf: the file to write
 };
 
 const char *kUsage = R"(saga-bench-suite: Saga's side of bench/suite.sh
 
-usage: saga-bench-suite agg|train|memplan [options]
+usage: saga-bench-suite agg|train|memplan|sgf [options]
   agg                 time the sum aggregation (bench/models/agg{F}.saga) for
                       each width F on an R-MAT graph
   train               time GCN training epochs (saga::train, Adam) on an
                       R-MAT graph
   memplan             the training step's memory plan (ROC's DP against LRU
                       and stream-everything) for budgets below its peak
+  sgf                 write an R-MAT graph (degree order), random features
+                      (made interval by interval: they need not fit in
+                      memory), random labels and 60/20/20 splits as a Saga
+                      graph file, for out-of-core runs (bench/outofcore.sh)
 options:
   --scale N           R-MAT: 2^N vertices (default 20)
   --edge-factor N     R-MAT: sampled edges per vertex (default 16)
@@ -132,6 +141,10 @@ options:
                       propagations over N source intervals (2-D chunks);
                       0 (default) picks cache-sized ones on dense graphs,
                       1 turns them off
+  --features F        sgf: feature width (default 128)
+  --classes C         sgf: classes (default 16)
+  --intervals P       sgf: chunk-index intervals (default 16)
+  --out FILE          sgf: the graph file to write
   --dump DIR          write the graph, features, Saga's outputs (agg) or the
                       labels and initial parameters (train) as .npy for
                       bench/suite_baselines.py
@@ -203,6 +216,14 @@ Options parseOptions(int argc, char **argv) {
       o.threads = unsigned(number(value, 1024));
     else if (arg == "--oversubscribe")
       o.oversubscription = std::atof(value.c_str());
+    else if (arg == "--features")
+      o.features = std::atoll(value.c_str());
+    else if (arg == "--classes")
+      o.classes = std::atoll(value.c_str());
+    else if (arg == "--intervals")
+      o.intervals = std::atoll(value.c_str());
+    else if (arg == "--out")
+      o.out = value;
     else if (arg == "--scratch")
       o.scratch = value;
     else if (arg == "--source-intervals")
@@ -228,8 +249,13 @@ Options parseOptions(int argc, char **argv) {
     } else
       fail("unknown option " + arg + " (see --help)");
   }
-  if (o.mode != "agg" && o.mode != "train" && o.mode != "memplan")
-    fail("the first argument must be agg, train or memplan (see --help)");
+  if (o.mode != "agg" && o.mode != "train" && o.mode != "memplan" &&
+      o.mode != "sgf")
+    fail("the first argument must be agg, train, memplan or sgf (see --help)");
+  if (o.mode == "sgf" && (o.out.empty() || o.features < 1 || o.classes < 1 ||
+                          o.intervals < 1))
+    fail("sgf needs --out FILE and positive --features, --classes, "
+         "--intervals");
   if (o.repeat < 1 || o.epochs < 1 || o.threads < 1 || o.scale < 1 ||
       o.edgeFactor < 1)
     fail("--repeat, --epochs, --threads, --scale and --edge-factor must be at "
@@ -702,6 +728,53 @@ int runTraining(const Options &o) {
   return 0;
 }
 
+
+int writeSyntheticFile(const Options &o) {
+  EdgeList edges = generate(o);
+  reorder(o, edges);
+  Dataset d;
+  d.name = "rmat-s" + std::to_string(o.scale) + "-e" +
+           std::to_string(o.edgeFactor) + "-f" + std::to_string(o.features);
+  const int32_t v = edges.numVertices;
+  d.numClasses = int32_t(o.classes);
+  d.labels.resize(size_t(v));
+  auto mix = [](uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  };
+  for (int32_t x = 0; x < v; ++x) {
+    uint64_t z = mix(o.seed * 0x9e3779b97f4a7c15ULL + uint64_t(x));
+    d.labels[size_t(x)] = int32_t((unsigned __int128)z * uint64_t(o.classes) >> 64);
+    (z % 5 < 3 ? d.train : z % 5 == 3 ? d.val : d.test).push_back(x);
+  }
+  d.edges = std::move(edges);
+  // Entries uniform in [-1, 1), a hash of (seed, row, column).
+  FeatureRows rows;
+  rows.width = o.features;
+  const uint64_t seed = mix(o.seed ^ 0x66656174ULL);
+  rows.fill = [&](int64_t begin, int64_t end, float *to) {
+    const int64_t f = o.features;
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t c = 0; c < f; ++c)
+        to[(r - begin) * f + c] =
+            float(int64_t(mix(seed + uint64_t(r * f + c)) >> 40) -
+                  (int64_t(1) << 23)) *
+            (1.0f / 8388608.0f);
+    progress(llvm::formatv("features: rows {0} of {1}", end, v));
+  };
+  progress("writing " + o.out);
+  auto start = std::chrono::steady_clock::now();
+  check(writeGraphFile(o.out, d, o.intervals, &rows));
+  llvm::outs() << llvm::format(
+      "sgf       wrote %s: %d vertices, %lld edges, %lld features, %lld "
+      "classes, %lld intervals in %.1f s; peak resident set %.0f MiB\n",
+      o.out.c_str(), v, (long long)d.edges.src.size(), (long long)o.features,
+      (long long)o.classes, (long long)o.intervals, secondsSince(start),
+      peakRssMiB());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -709,5 +782,6 @@ int main(int argc, char **argv) {
   const Options opt = parseOptions(argc, argv);
   return opt.mode == "agg"       ? runAggregation(opt)
          : opt.mode == "memplan" ? runMemoryPlan(opt)
+         : opt.mode == "sgf"     ? writeSyntheticFile(opt)
                                  : runTraining(opt);
 }

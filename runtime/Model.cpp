@@ -310,7 +310,10 @@ Tensor *Model::mutableParam(llvm::StringRef name) {
 }
 
 llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
-  auto results = run(impl->model, *impl->kernels, options, /*seed=*/0);
+  auto results = run(impl->model, *impl->kernels, options, /*seed=*/0,
+                     options.argmaxPrediction
+                         ? ExecutionContext::VertexOutputs::Argmax
+                         : ExecutionContext::VertexOutputs::Rows);
   if (!results)
     return results.takeError();
   ForwardResult r;
@@ -331,7 +334,10 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
     return llvm::createStringError(
         "the model was compiled without its training plan "
         "(CompileOptions::training)");
-  auto results = run(impl->trainModel, *impl->trainKernels, options, seed);
+  // The step's prediction rows are not part of its result: a chunked run
+  // does not gather them.
+  auto results = run(impl->trainModel, *impl->trainKernels, options, seed,
+                     ExecutionContext::VertexOutputs::Drop);
   if (!results)
     return results.takeError();
   TrainStepResult r;
@@ -351,7 +357,8 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
 
 llvm::Expected<Model::RunResult>
 Model::run(ModelOp plan, const CpuKernels &kernels,
-           const ForwardOptions &options, uint64_t seed) {
+           const ForwardOptions &options, uint64_t seed,
+           ExecutionContext::VertexOutputs outputs) {
   if (!impl->graph)
     return llvm::createStringError("no graph: call setGraph first");
   const Graph &g = *impl->graph;
@@ -396,6 +403,7 @@ Model::run(ModelOp plan, const CpuKernels &kernels,
   ec.chunks = impl->chunks.get();
   ec.chunkSource = impl->chunkSource;
   ec.rowReaders = &impl->rowReaders;
+  ec.vertexOutputs = outputs;
   int64_t intervalsUsed = 1;
   ec.intervalsUsed = &intervalsUsed;
   std::vector<std::pair<std::string, double>> profile;

@@ -88,6 +88,10 @@ struct ForwardOptions {
   std::string scratch;
   bool directIO = false;   // O_DIRECT spills
   int64_t intervals = 0;   // 0: the smallest that fits the budget
+  /// Under a memory budget, forward() returns each vertex's predicted
+  /// class (int32 [V], the argmax of its row) as `prediction` instead of
+  /// the rows: what accuracy needs, at a fraction of the memory.
+  bool argmaxPrediction = false;
   /// Destination intervals per chunk group of a propagation (0: the group
   /// whose plan moves the fewest bytes). Same results at any group.
   int64_t chunkGroup = 0;
@@ -188,8 +192,11 @@ private:
     ChunkedStats chunked;
     std::vector<std::pair<std::string, double>> profile;
   };
-  llvm::Expected<RunResult> run(ModelOp plan, const CpuKernels &kernels,
-                                const ForwardOptions &options, uint64_t seed);
+  llvm::Expected<RunResult>
+  run(ModelOp plan, const CpuKernels &kernels, const ForwardOptions &options,
+      uint64_t seed,
+      ExecutionContext::VertexOutputs outputs =
+          ExecutionContext::VertexOutputs::Rows);
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };

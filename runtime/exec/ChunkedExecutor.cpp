@@ -291,16 +291,29 @@ llvm::Error ChunkedRun::compute(int k, Resident &r) {
   if (parts == 1 || (step.i >= 0 && step.i + 1 != parts &&
                      cast<LaunchOp>(step.op).getPropagate()))
     return llvm::Error::success();
+  using Outputs = ExecutionContext::VertexOutputs;
   for (Value res : step.op->getResults()) {
     auto d = dyn_cast<DomainType>(res.getType());
-    if (!returned.contains(res) || !d || d.isEdgeDomain())
+    if (!returned.contains(res) || !d || d.isEdgeDomain() ||
+        ctx.vertexOutputs == Outputs::Drop)
       continue;
+    int64_t width = elementsOf(res.getType(), g) / g.numVertices;
+    const char *rows = addr(res, step.j, r);
+    if (ctx.vertexOutputs == Outputs::Argmax && dtypeOf(res.getType()) == DType::F32) {
+      auto [it, fresh] = outputs.try_emplace(
+          res, Tensor::uninitialized({int64_t(g.numVertices)}, DType::I32));
+      const float *x = reinterpret_cast<const float *>(rows);
+      for (int64_t v = lo(step.j); v < hi(step.j); ++v)
+        it->second.i32()[v] = int32_t(
+            std::max_element(x + v * width, x + (v + 1) * width) - (x + v * width));
+      continue;
+    }
     auto [it, fresh] = outputs.try_emplace(
         res, Tensor::uninitialized(shapeOf(res.getType(), g.numVertices),
                                    dtypeOf(res.getType())));
-    int64_t rowBytes = it->second.rowSize() * 4;
+    int64_t rowBytes = width * 4;
     std::memcpy(static_cast<char *>(it->second.data()) + lo(step.j) * rowBytes,
-                addr(res, step.j, r) + lo(step.j) * rowBytes,
+                rows + lo(step.j) * rowBytes,
                 size_t((hi(step.j) - lo(step.j)) * rowBytes));
   }
   return llvm::Error::success();
@@ -481,7 +494,13 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
   if (auto ret = dyn_cast<ReturnOp>(op)) {
     for (Value v : ret.getOperands()) {
       if (auto it = outputs.find(v); it != outputs.end()) {
-        results.push_back(it->second);
+        results.push_back(std::move(it->second));
+        continue;
+      }
+      if (auto d = dyn_cast<DomainType>(v.getType());
+          d && !d.isEdgeDomain() &&
+          ctx.vertexOutputs == ExecutionContext::VertexOutputs::Drop) {
+        results.push_back(Tensor());
         continue;
       }
       Tensor t(shapeOf(v.getType(), g.numVertices), dtypeOf(v.getType()));
@@ -561,9 +580,8 @@ private:
 
 struct ChunkedPlanCache::Entry {
   ChunkPlan chunk; // as read back from the model's saga.schedule
-  // Kept from run to run: the pool's recycled blocks and the host-RAM
-  // tier's slots are reused, not faulted in again each step.
-  std::unique_ptr<DevicePool> pool;
+  // Kept from run to run: the host-RAM tier's slots are reused, not
+  // faulted in again each step.
   std::unique_ptr<NextTier> ramTier;
 };
 ChunkedPlanCache::ChunkedPlanCache() = default;
@@ -663,9 +681,14 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
                    [&](int t, void *to, int64_t bytes) {
                      return run.readInput(t, to, bytes);
                    });
-  if (!entry->pool)
-    entry->pool = std::make_unique<DevicePool>(room);
-  DevicePool &pool = *entry->pool;
+  // One device tier per budget, whichever plan runs (training step,
+  // evaluation): its recycled blocks count against the budget.
+  ChunkedPlanCache &cache = options.cache ? *options.cache : local;
+  std::unique_ptr<DevicePool> &shared = cache.pools[options.budget];
+  if (!shared)
+    shared = std::make_unique<DevicePool>(room);
+  DevicePool &pool = *shared;
+  pool.setCapacity(room);
   auto ran = runMemoryPlan(pm.problem, plan, pool, inputs,
                            [&](int k, Resident &r) { return run.compute(k, r); },
                            kPrefetchDepth);

@@ -41,6 +41,8 @@ public:
   std::map<std::tuple<const void *, const void *, int64_t, int64_t, int64_t>,
            std::unique_ptr<Entry>>
       entries;
+  /// The device tier, one per budget, shared by every plan run under it.
+  std::map<int64_t, std::unique_ptr<DevicePool>> pools;
 };
 
 struct ChunkedOptions {

@@ -57,6 +57,12 @@ struct ExecutionContext {
   /// per propagation (cacheSizedIntervals). Needs `chunks`.
   int64_t sourceIntervals = 1;
   EdgeChunkCache *chunks = nullptr;
+  /// What a chunked run hands back of the vertex values the plan returns
+  /// (the in-memory executor always returns their rows): the rows, each
+  /// row's argmax class (int32 [V]: a prediction's classes, a fraction of
+  /// its size), or nothing (an empty tensor in its place).
+  enum class VertexOutputs { Rows, Argmax, Drop };
+  VertexOutputs vertexOutputs = VertexOutputs::Rows;
   /// Where a chunked run reads its 2-D chunks (default: `chunks`).
   ChunkSource *chunkSource = nullptr;
   /// Graph inputs read interval by interval when a chunked run loads them

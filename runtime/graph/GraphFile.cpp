@@ -8,7 +8,10 @@
 
 #include "runtime/graph/Intervals.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -81,7 +84,7 @@ constexpr size_t kSectionsAt = 96, kSectionBytes = 32;
 } // namespace
 
 llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
-                                 int64_t intervals) {
+                                 int64_t intervals, const FeatureRows *rows) {
   if (!littleEndian())
     return llvm::createStringError(path + ": graph files are little-endian; "
                                    "this machine is not");
@@ -116,14 +119,17 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
                    {first, count,
                     crcOf(chunkEdges.data() + first, count * sizeof(ChunkEdge))});
     }
-  const int64_t f = d.features.rows() == v && d.features.shape().size() == 2
-                        ? d.features.shape()[1]
-                        : 0;
-  std::vector<uint32_t> featureCrcs;
-  for (int64_t j = 0; j < parts; ++j) {
+  const int64_t f = rows ? rows->width
+                   : d.features.rows() == v && d.features.shape().size() == 2
+                       ? d.features.shape()[1]
+                       : 0;
+  // Per interval (filled in as the rows are written when they stream).
+  std::vector<uint32_t> featureCrcs(size_t(parts), 0);
+  uint32_t featuresCrc = uint32_t(crc32(0L, Z_NULL, 0));
+  for (int64_t j = 0; j < parts && !rows; ++j) {
     int64_t lo = bounds[size_t(j)], hi = bounds[size_t(j) + 1];
-    featureCrcs.push_back(
-        crcOf(f ? d.features.f32() + lo * f : nullptr, uint64_t((hi - lo) * f) * 4));
+    featureCrcs[size_t(j)] =
+        crcOf(f ? d.features.f32() + lo * f : nullptr, uint64_t((hi - lo) * f) * 4);
   }
   std::vector<int32_t> labels = d.labels;
   labels.resize(size_t(v), -1);
@@ -146,7 +152,7 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
       {Bounds, bounds.data(), bytesOf(bounds)},
       {ChunkTable, table.data(), bytesOf(table)},
       {ChunkEdges, chunkEdges.data(), bytesOf(chunkEdges)},
-      {Features, f ? d.features.f32() : nullptr, uint64_t(v * f) * 4},
+      {Features, f && !rows ? d.features.f32() : nullptr, uint64_t(v * f) * 4},
       {FeatureCrcs, featureCrcs.data(), bytesOf(featureCrcs)},
       {Labels, labels.data(), bytesOf(labels)},
       {Train, d.train.data(), bytesOf(d.train)},
@@ -172,12 +178,12 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
     put<uint32_t>(header, h, outs[k].kind);
     put<uint64_t>(header, h + 8, at);
     put<uint64_t>(header, h + 16, outs[k].bytes);
-    put<uint32_t>(header, h + 24, crcOf(outs[k].data, outs[k].bytes));
+    if (outs[k].data || !outs[k].bytes)
+      put<uint32_t>(header, h + 24, crcOf(outs[k].data, outs[k].bytes));
     at = alignUp(at + outs[k].bytes);
   }
   std::string name = d.name.substr(0, kNameBytes - 1);
   std::memcpy(header.data() + kNameAt, name.data(), name.size());
-  put<uint32_t>(header, kHeaderBytes - 4, crcOf(header.data(), kHeaderBytes - 4));
 
   // Written beside the target, flushed, then renamed over it: a reader
   // never sees a partial file, and a failed write leaves nothing behind.
@@ -209,13 +215,39 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
     }
     return true;
   };
-  if (!writeAll(header.data(), kHeaderBytes, 0))
-    return fail("cannot write the header");
+  std::vector<float> buffer;
   for (size_t k = 0; k < outs.size(); ++k) {
-    uint64_t offset = get<uint64_t>(header, kSectionsAt + k * kSectionBytes + 8);
+    size_t h = kSectionsAt + k * kSectionBytes;
+    uint64_t offset = get<uint64_t>(header, h + 8);
+    if (outs[k].kind == Features && rows && f) {
+      // Streamed rows: made, checksummed and written interval by interval.
+      for (int64_t j = 0; j < parts; ++j) {
+        int64_t lo = bounds[size_t(j)], hi = bounds[size_t(j) + 1];
+        buffer.resize(size_t((hi - lo) * f));
+        rows->fill(lo, hi, buffer.data());
+        uint64_t bytes = uint64_t(buffer.size()) * 4;
+        featureCrcs[size_t(j)] = crcOf(buffer.data(), bytes);
+        for (uint64_t done = 0; done < bytes;) {
+          uInt n = uInt(std::min<uint64_t>(bytes - done, 1u << 30));
+          featuresCrc = uint32_t(crc32(
+              featuresCrc, reinterpret_cast<const Bytef *>(buffer.data()) + done, n));
+          done += n;
+        }
+        if (!writeAll(buffer.data(), bytes, offset + uint64_t(lo * f) * 4))
+          return fail("cannot write section features");
+      }
+      put<uint32_t>(header, h + 24, featuresCrc);
+      continue;
+    }
+    if (outs[k].kind == FeatureCrcs && rows) // known now
+      put<uint32_t>(header, h + 24, crcOf(featureCrcs.data(), outs[k].bytes));
     if (outs[k].bytes && !writeAll(outs[k].data, outs[k].bytes, offset))
       return fail(std::string("cannot write section ") + kindName(outs[k].kind));
   }
+  // The header last: its section checksums are known now.
+  put<uint32_t>(header, kHeaderBytes - 4, crcOf(header.data(), kHeaderBytes - 4));
+  if (!writeAll(header.data(), kHeaderBytes, 0))
+    return fail("cannot write the header");
   if (::ftruncate(fd, off_t(at)) != 0)
     return fail("cannot size the file");
   if (::fsync(fd) != 0)
@@ -261,6 +293,12 @@ llvm::Error GraphFile::readAt(uint64_t offset, uint64_t bytes, void *to,
                    "truncated: needs " + std::to_string(bytes) +
                        " bytes but the file has " + std::to_string(fileBytes));
   char *out = static_cast<char *>(to);
+  auto started = std::chrono::steady_clock::now();
+  llvm::scope_exit timed([&] {
+    readNanos_ += std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  });
   // O_DIRECT wants aligned offsets, lengths and buffers: read the aligned
   // range around the request through an aligned bounce buffer.
   uint64_t lo = direct ? offset / kAlign * kAlign : offset;

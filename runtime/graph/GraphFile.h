@@ -24,7 +24,9 @@
 
 #include "llvm/Support/Error.h"
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,13 +50,22 @@ struct ChunkEdge {
   }
 };
 
+/// Feature rows made on demand, for files whose features do not fit in
+/// memory: `fill(begin, end, to)` writes rows [begin, end) ([rows, width]).
+struct FeatureRows {
+  int64_t width = 0;
+  std::function<void(int64_t begin, int64_t end, float *to)> fill;
+};
+
 /// Writes `d` with a chunk index over `intervals` row intervals (the
-/// chunked level's: chunkIntervals, so fewer on small graphs).
+/// chunked level's: chunkIntervals, so fewer on small graphs). With `rows`,
+/// the features come from it, interval by interval, not from d.features.
 /// The file appears whole or not at all (written beside it, flushed to
 /// disk, then renamed); a failure (a full disk, a folder that cannot be
 /// written) is an error naming the path.
 llvm::Error writeGraphFile(const std::string &path, const Dataset &d,
-                           int64_t intervals);
+                           int64_t intervals,
+                           const FeatureRows *rows = nullptr);
 
 /// Whether `path` is a file that starts with the graph file's magic.
 bool isGraphFile(const std::string &path);
@@ -91,6 +102,8 @@ public:
 
   /// Bytes read from the file so far.
   int64_t bytesRead() const { return bytesRead_; }
+  /// Seconds spent in reads so far (from any thread).
+  double readSeconds() const { return double(readNanos_) * 1e-9; }
 
 private:
   GraphFile() = default;
@@ -119,7 +132,9 @@ private:
   };
   std::vector<ChunkEntry> chunkTable;
   std::vector<uint32_t> featureCrcs;
-  int64_t bytesRead_ = 0;
+  // Reads come from the compute thread (chunks) and the transfer thread
+  // (feature rows).
+  std::atomic<int64_t> bytesRead_{0}, readNanos_{0};
 };
 
 /// A graph file's chunks as the chunked executor reads them, one read per

@@ -113,31 +113,10 @@ public:
       s.capacity = alignUp(std::max<int64_t>(bytes, 1));
       end += s.capacity;
     }
-    const char *from = static_cast<const char *>(data);
-    std::unique_ptr<char, AlignedFree> bounce;
-    int64_t length = bytes;
-    if (direct) {
-      length = alignUp(bytes);
-      bounce.reset(static_cast<char *>(std::aligned_alloc(kAlign, size_t(length))));
-      std::memcpy(bounce.get(), data, size_t(bytes));
-      std::memset(bounce.get() + bytes, 0, size_t(length - bytes));
-      from = bounce.get();
-    }
-    for (int64_t done = 0; done < length;) {
-      ssize_t n = ::pwrite(fd, from + done, size_t(length - done),
-                           off_t(s.offset + done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0) {
-        int err = n == 0 ? EIO : errno;
-        return llvm::createStringError(
-            "spill file " + path + ": cannot write " + std::to_string(bytes) +
-            " bytes at offset " + std::to_string(s.offset + done) + ": " +
-            std::strerror(err) +
-            " (the scratch folder is full or not writable; the run stops)");
-      }
-      done += n;
-    }
+    if (llvm::Error e = move(/*out=*/true,
+                             const_cast<char *>(static_cast<const char *>(data)),
+                             bytes, s.offset))
+      return e;
     s.bytes = bytes;
     s.checksum = checksumOf(data, bytes);
     slots[key] = s;
@@ -155,28 +134,9 @@ public:
             std::to_string(bytes) + " bytes for " + std::to_string(key));
       s = it->second;
     }
-    char *to = static_cast<char *>(data);
-    std::unique_ptr<char, AlignedFree> bounce;
-    int64_t length = bytes;
-    if (direct) {
-      length = alignUp(bytes);
-      bounce.reset(static_cast<char *>(std::aligned_alloc(kAlign, size_t(length))));
-      to = bounce.get();
-    }
-    for (int64_t done = 0; done < length;) {
-      ssize_t n = ::pread(fd, to + done, size_t(length - done),
-                          off_t(s.offset + done));
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n <= 0)
-        return llvm::createStringError(
-            "spill file " + path + ": cannot read " + std::to_string(bytes) +
-            " bytes at offset " + std::to_string(s.offset) + ": " +
-            (n == 0 ? "unexpected end of file" : std::strerror(errno)));
-      done += n;
-    }
-    if (direct)
-      std::memcpy(data, bounce.get(), size_t(bytes));
+    if (llvm::Error e =
+            move(/*out=*/false, static_cast<char *>(data), bytes, s.offset))
+      return e;
     if (checksumOf(data, bytes) != s.checksum)
       return llvm::createStringError("spill file " + path + ": the copy at offset " +
                                      std::to_string(s.offset) +
@@ -198,6 +158,66 @@ private:
     int64_t offset = 0, capacity = 0, bytes = 0;
     uint64_t checksum = 0;
   };
+
+  /// Moves `bytes` between `buffer` and the file at `offset` (a slot's
+  /// start, page-aligned). With O_DIRECT the page-aligned bulk of a
+  /// page-aligned buffer (the device pool's are) goes straight; the rest,
+  /// or all of an unaligned buffer, through a bounce buffer of at most
+  /// kBounce bytes, zero-padded to whole pages on the way out.
+  llvm::Error move(bool out, char *buffer, int64_t bytes, int64_t offset) {
+    auto io = [&](char *p, int64_t length, int64_t at) -> llvm::Error {
+      for (int64_t done = 0; done < length;) {
+        ssize_t n = out ? ::pwrite(fd, p + done, size_t(length - done),
+                                   off_t(at + done))
+                        : ::pread(fd, p + done, size_t(length - done),
+                                  off_t(at + done));
+        if (n < 0 && errno == EINTR)
+          continue;
+        if (n <= 0) {
+          int err = n == 0 ? (out ? EIO : 0) : errno;
+          if (out)
+            return llvm::createStringError(
+                "spill file " + path + ": cannot write " +
+                std::to_string(bytes) + " bytes at offset " +
+                std::to_string(at + done) + ": " + std::strerror(err) +
+                " (the scratch folder is full or not writable; the run "
+                "stops)");
+          return llvm::createStringError(
+              "spill file " + path + ": cannot read " + std::to_string(bytes) +
+              " bytes at offset " + std::to_string(offset) + ": " +
+              (err ? std::strerror(err) : "unexpected end of file"));
+        }
+        done += n;
+      }
+      return llvm::Error::success();
+    };
+    if (!direct)
+      return io(buffer, bytes, offset);
+    int64_t bulk = reinterpret_cast<uintptr_t>(buffer) % kAlign == 0
+                       ? bytes / kAlign * kAlign
+                       : 0;
+    if (bulk)
+      if (llvm::Error e = io(buffer, bulk, offset))
+        return e;
+    constexpr int64_t kBounce = int64_t(16) << 20;
+    std::unique_ptr<char, AlignedFree> bounce;
+    for (int64_t done = bulk; done < bytes;) {
+      int64_t n = std::min(kBounce, bytes - done), length = alignUp(n);
+      if (!bounce)
+        bounce.reset(static_cast<char *>(
+            std::aligned_alloc(kAlign, size_t(std::min(kBounce, alignUp(bytes - bulk))))));
+      if (out) {
+        std::memcpy(bounce.get(), buffer + done, size_t(n));
+        std::memset(bounce.get() + n, 0, size_t(length - n));
+      }
+      if (llvm::Error e = io(bounce.get(), length, offset + done))
+        return e;
+      if (!out)
+        std::memcpy(buffer + done, bounce.get(), size_t(n));
+      done += n;
+    }
+    return llvm::Error::success();
+  }
   std::string path;
   int fd;
   bool direct;
@@ -250,6 +270,17 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
                                    std::to_string(bytes) + " bytes for " + what);
   }
   return DeviceBuffer{p, bytes};
+}
+
+void DevicePool::setCapacity(int64_t capacity) {
+  std::lock_guard<std::mutex> lock(mutex);
+  capacity_ = capacity;
+  while (!cached.empty() && used_ + cachedBytes > capacity_) {
+    auto it = cached.begin();
+    std::free(it->second);
+    cachedBytes -= it->first;
+    cached.erase(it);
+  }
 }
 
 bool DevicePool::fits(int64_t bytes) const {

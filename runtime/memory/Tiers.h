@@ -48,6 +48,9 @@ public:
   void release(DeviceBuffer &buffer);
 
   int64_t capacity() const { return capacity_; }
+  /// A new capacity (for the next run; nothing may be in use), freeing
+  /// recycled blocks beyond it.
+  void setCapacity(int64_t capacity);
   int64_t used() const;
   int64_t peak() const;
 

@@ -18,6 +18,11 @@ using namespace saga;
 double saga::accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
                       const std::vector<int32_t> &vertices) {
   int64_t c = logits.rowSize(), right = 0;
+  if (logits.dtype() == DType::I32) { // classes already (argmaxPrediction)
+    for (int32_t v : vertices)
+      right += logits.i32()[v] == labels[v];
+    return vertices.empty() ? 0.0 : double(right) / vertices.size();
+  }
   for (int32_t v : vertices) {
     const float *row = logits.f32() + int64_t(v) * c;
     right += (std::max_element(row, row + c) - row) == labels[v];
@@ -181,6 +186,7 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
   trainMask.lossMask = split.train;
   ForwardOptions evaluation = options.execution;
   evaluation.lossMask.clear();
+  evaluation.argmaxPrediction = true; // classes are all accuracy needs
   for (unsigned epoch = first; epoch <= options.epochs; ++epoch) {
     auto start = std::chrono::steady_clock::now();
     auto stepResult = model.trainStep(trainMask, epochSeed(options.seed, epoch));

@@ -330,6 +330,18 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
       mib(double(t.bytesStored)), 100 * t.overlap(), t.stallSeconds * 1e3,
       t.busySeconds * 1e3, mib(double(c.run.poolPeak)));
 }
+/// What a run streamed from its graph file read, over the whole command.
+void printFileReads(const Session &s) {
+  if (!s.file)
+    return;
+  llvm::outs() << llvm::format(
+      "graph file: read %.1f MiB (chunks and feature rows) in %.1f s of reads "
+      "(%.0f MiB/s)\n",
+      double(s.file->bytesRead()) / (1 << 20), s.file->readSeconds(),
+      s.file->readSeconds() > 0
+          ? double(s.file->bytesRead()) / (1 << 20) / s.file->readSeconds()
+          : 0.0);
+}
 } // namespace
 
 int saga::runForward(const RunOptions &options) {
@@ -365,6 +377,7 @@ int saga::runForward(const RunOptions &options) {
   llvm::outs() << "\n";
   if (options.memoryBudget > 0)
     printChunked(result->chunked, options.memoryBudget);
+    printFileReads(*session);
   for (const auto &[step, seconds] : result->profile)
     llvm::outs() << llvm::format("  %8.3f ms  %s\n", seconds * 1e3,
                                  step.c_str());
@@ -437,6 +450,7 @@ int saga::runTrain(const TrainCommandOptions &options) {
       result->history.empty() ? 0.0 : total / result->history.size() * 1e3);
   if (options.run.memoryBudget > 0 && !result->history.empty())
     printChunked(result->history.back().chunked, options.run.memoryBudget);
+    printFileReads(*session);
   if (options.run.profile) {
     // One more training step at the trained parameters, timed per plan
     // step; it computes gradients but applies none.

@@ -1,0 +1,72 @@
+#!/bin/sh
+# Out of core for real: GCN (bench/models/gcn256.saga: 256 features, 64
+# hidden, 16 classes, Adam) on R-MAT scale 24 (16.8M vertices, ~260M edges),
+# whose in-memory training working set (Saga's unbounded step peak, ~37 GiB,
+# plus the CSR) is over 1.5x this machine's RAM, trained from a Saga graph
+# file with --memory-budget at a quarter of RAM: chunks and feature rows are
+# read from the file, spills go to --scratch, all with O_DIRECT. Then DGL and
+# PyTorch (bench/ooc_baselines.py, in the venv named by PEERS) on the same
+# file, each in a memory cgroup the size of this machine's RAM.
+#
+#   bench/outofcore.sh [WORKDIR]     (default /work/ooc; needs ~60 GB free)
+#
+# Environment: SCALE (24), FEATURES (256), INTERVALS (16), EPOCHS (2),
+# PEERS (a venv with torch 2.2.1 and dgl 2.1.0; see ../shared/TOOLCHAIN.md),
+# THREADS (2).
+set -eu
+export DGLBACKEND=pytorch
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/work/ooc}
+scale=${SCALE:-24}
+features=${FEATURES:-256}
+intervals=${INTERVALS:-16}
+epochs=${EPOCHS:-2}
+threads=${THREADS:-2}
+peers=${PEERS:-/work/peers}
+bin=$here/build/bin
+file=$work/rmat$scale-f$features.sgf
+mkdir -p "$work/scratch"
+
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD)"
+ram_kib=$(awk '/MemTotal/ {print $2}' /proc/meminfo)
+budget_kib=$((ram_kib / 4))
+echo "machine: $(nproc) cores, RAM $((ram_kib / 1024)) MiB; budget a quarter: $((budget_kib / 1024)) MiB"
+
+if [ ! -f "$file" ]; then
+  /usr/bin/time -f "generate: %e s, peak resident set %M KiB" \
+    "$bin/saga-bench-suite" sgf --scale "$scale" --edge-factor 16 \
+    --features "$features" --classes 16 --intervals "$intervals" --out "$file" |
+    grep -v '^progress'
+fi
+ls -l "$file"
+
+# The disk's sequential read bandwidth with O_DIRECT, on this file, now.
+sync
+dd if="$file" of=/dev/null bs=64M count=96 iflag=direct 2>&1 | tail -1 |
+  sed 's/^/disk (O_DIRECT sequential read, 6 GiB of the graph file): /'
+dd if=/dev/zero of="$work/scratch/dd.bin" bs=64M count=48 oflag=direct 2>&1 |
+  tail -1 | sed 's/^/disk (O_DIRECT sequential write, 3 GiB): /'
+rm -f "$work/scratch/dd.bin"
+
+echo "## saga"
+/usr/bin/time -f "saga: %e s wall, peak resident set %M KiB" \
+  "$bin/sagac" train "$here/bench/models/gcn256.saga" --data "$file" \
+  --memory-budget "${budget_kib}K" --scratch "$work/scratch" --direct-io \
+  --epochs "$epochs" --threads "$threads" --reorder none 2>&1
+
+# The peers, each limited to this machine's RAM (cgroup v1 memory
+# controller): a system that needs more is killed by the OOM killer.
+for system in dgl pytorch; do
+  echo "## $system"
+  cg=/sys/fs/cgroup/memory/saga-ooc-$system
+  mkdir -p "$cg"
+  echo $((ram_kib * 1024)) > "$cg/memory.limit_in_bytes"
+  set +e
+  sh -c "echo \$\$ > $cg/cgroup.procs; exec $peers/bin/python3 $here/bench/ooc_baselines.py $system $file --threads $threads" \
+    > "$work/$system.log" 2>&1
+  status=$?
+  set -e
+  grep -v Warning "$work/$system.log" || true
+  echo "$system: exit status $status (137: killed); OOM kills in its cgroup: $(awk '/oom_kill / {print $2}' "$cg/memory.oom_control")"
+  rmdir "$cg" 2>/dev/null || true
+done
