@@ -212,31 +212,15 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   // Propagations and edge maps run per 2-D chunk (i, j): the edges from
   // interval i into interval j.
   bool chunked = overEdges && parts > 1;
+  // The buffers after the CSR: whole-graph offsets, the phase (its place),
+  // the state, operands, results.
   std::vector<FlatMemRef> buffers;
-  ChunkView view; // holds the chunk's arrays until the kernel is done
-  if (overEdges) {
-    ChunkSource *source =
-        ctx.chunkSource ? ctx.chunkSource
-                        : static_cast<ChunkSource *>(ctx.chunks);
-    auto got = source->chunk(reversed, pm.bounds, chunked ? i : 0,
-                             chunked ? j : 0);
-    if (!got)
-      return errorAt(op, llvm::toString(got.takeError()));
-    view = std::move(*got);
-    buffers.push_back(flat(const_cast<int64_t *>(view.offsets),
-                           int64_t(g.numVertices) + 1));
-    buffers.push_back(flat(const_cast<int32_t *>(view.others), view.numEdges));
-    buffers.push_back(flat(const_cast<int32_t *>(view.edgeIds), view.numEdges));
-  }
   size_t phaseAt = size_t(-1);
-  int64_t phase = kPhaseWhole;
   if (op.getPropagate()) {
     const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
     buffers.push_back(flat(const_cast<int64_t *>(offsets.data()), offsets.size()));
     phaseAt = buffers.size();
     if (chunked) {
-      phase = (i > 0 ? kPhaseResume : 0) | (i + 1 == parts ? kPhaseFinish : 0);
-      // (state below)
       int64_t width = fn->getAttrOfType<IntegerAttr>("saga.state_width").getInt();
       char *state = static_cast<char *>(r.at(states.at({op, j})).data) -
                     lo(j) * width * 4;
@@ -255,29 +239,70 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
     }
     buffers.push_back(flat(addr(v, other ? i : j, r), elementsOf(v.getType(), g)));
   }
-  // A propagation writes its results at its last chunk only.
-  bool writes = !chunked || !op.getPropagate() || i + 1 == parts;
-  // (Before, its result rows are not resident: the kernel only reads
-  // their size.)
+  // A propagation writes its results at its last call only (before, their
+  // rows are not resident: the kernel only reads their size).
+  const bool writesEver = !chunked || !op.getPropagate() || i + 1 == parts;
+  const size_t resultsAt = buffers.size();
   for (Value res : op.getResults())
-    buffers.push_back(flat(writes ? addr(res, j, r) : nullptr,
+    buffers.push_back(flat(writesEver ? addr(res, j, r) : nullptr,
                            elementsOf(res.getType(), g)));
   std::vector<int64_t> tasks =
       window(!overEdges ? mapBlocks : reversed ? outBlocks : inBlocks, j);
-  ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t task) {
-    int64_t begin = tasks[size_t(task)], end = tasks[size_t(task) + 1];
-    int64_t seed = static_cast<int64_t>(ctx.seed), ph = phase;
-    std::vector<FlatMemRef> local = buffers;
-    std::vector<void *> args{&begin, &end, &seed};
-    for (size_t b = 0; b < local.size(); ++b) {
-      FlatMemRef &m = local[b];
-      if (b == phaseAt)
-        args.push_back(&ph);
-      args.insert(args.end(),
-                  {&m.allocated, &m.aligned, &m.offset, &m.size, &m.stride});
-    }
-    kernel(args.data());
-  });
+  // One kernel call over the rows of interval j, with `csr` in front.
+  auto run = [&](std::vector<FlatMemRef> all, int64_t phase) {
+    ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t task) {
+      int64_t begin = tasks[size_t(task)], end = tasks[size_t(task) + 1];
+      int64_t seed = static_cast<int64_t>(ctx.seed), ph = phase;
+      std::vector<FlatMemRef> local = all;
+      std::vector<void *> args{&begin, &end, &seed};
+      const size_t shift = local.size() - buffers.size();
+      for (size_t b = 0; b < local.size(); ++b) {
+        FlatMemRef &m = local[b];
+        if (phaseAt != size_t(-1) && b == phaseAt + shift)
+          args.push_back(&ph);
+        args.insert(args.end(),
+                    {&m.allocated, &m.aligned, &m.offset, &m.size, &m.stride});
+      }
+      kernel(args.data());
+    });
+  };
+  if (!overEdges) {
+    run(buffers, kPhaseWhole);
+    return llvm::Error::success();
+  }
+  // The chunk, in one or more parts (a file's skewed chunk in bounded
+  // pieces): a propagation resumes its rows after the first part of its
+  // first chunk and finishes them at the last part of its last one, the
+  // only call that writes its results.
+  ChunkSource *source =
+      ctx.chunkSource ? ctx.chunkSource : static_cast<ChunkSource *>(ctx.chunks);
+  int64_t part = 0;
+  llvm::Error e = source->forEachPart(
+      reversed, pm.bounds, chunked ? i : 0, chunked ? j : 0,
+      [&](const ChunkView &view, bool lastPart) -> llvm::Error {
+        if (op.getPropagate() && !chunked && !(part == 0 && lastPart))
+          return llvm::createStringError(
+              "a propagation over one interval needs its chunk in one part");
+        std::vector<FlatMemRef> all{
+            flat(const_cast<int64_t *>(view.offsets), int64_t(g.numVertices) + 1),
+            flat(const_cast<int32_t *>(view.others), view.numEdges),
+            flat(const_cast<int32_t *>(view.edgeIds), view.numEdges)};
+        all.insert(all.end(), buffers.begin(), buffers.end());
+        int64_t phase = kPhaseWhole;
+        if (op.getPropagate() && chunked) {
+          bool finish = i + 1 == parts && lastPart;
+          phase = (i > 0 || part > 0 ? kPhaseResume : 0) |
+                  (finish ? kPhaseFinish : 0);
+          if (!finish)
+            for (size_t b = resultsAt; b < buffers.size(); ++b)
+              all[3 + b].allocated = all[3 + b].aligned = nullptr;
+        }
+        run(std::move(all), phase);
+        ++part;
+        return llvm::Error::success();
+      });
+  if (e)
+    return errorAt(op, llvm::toString(std::move(e)));
   return llvm::Error::success();
 }
 

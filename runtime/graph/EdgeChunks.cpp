@@ -130,18 +130,24 @@ const EdgeChunks &EdgeChunkCache::get(bool reversed,
 
 ChunkSource::~ChunkSource() = default;
 
-llvm::Expected<ChunkView> EdgeChunkCache::chunk(bool reversed,
-                                                const std::vector<int32_t> &bounds,
-                                                int64_t i, int64_t j) {
+llvm::Error EdgeChunkCache::forEachPart(bool reversed,
+                                        const std::vector<int32_t> &bounds,
+                                        int64_t i, int64_t j, const PartFn &fn) {
   if (graph.numEdges > 0 && graph.inSources.empty())
     return llvm::createStringError(
         "the graph's edges are not in memory (it streams from a file)");
   if (bounds.size() == 2)
-    return reversed ? ChunkView{graph.outOffsets.data(), graph.outTargets.data(),
-                                graph.outEdgeIds.data(), graph.numEdges, nullptr}
-                    : ChunkView{graph.inOffsets.data(), graph.inSources.data(),
-                                graph.inEdgeIds.data(), graph.numEdges, nullptr};
+    return fn(reversed ? ChunkView{graph.outOffsets.data(),
+                                   graph.outTargets.data(),
+                                   graph.outEdgeIds.data(), graph.numEdges,
+                                   nullptr}
+                       : ChunkView{graph.inOffsets.data(),
+                                   graph.inSources.data(),
+                                   graph.inEdgeIds.data(), graph.numEdges,
+                                   nullptr},
+              true);
   const EdgeChunks::Chunk &c = get(reversed, bounds).chunks[size_t(i)];
-  return ChunkView{c.offsets.data(), c.others.data(), c.edgeIds.data(),
-                   int64_t(c.others.size()), nullptr};
+  return fn(ChunkView{c.offsets.data(), c.others.data(), c.edgeIds.data(),
+                      int64_t(c.others.size()), nullptr},
+            true);
 }

@@ -20,6 +20,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -82,12 +83,17 @@ struct ChunkView {
 /// graph file read chunk by chunk (GraphFileChunks).
 class ChunkSource {
 public:
+  using PartFn = std::function<llvm::Error(const ChunkView &, bool last)>;
   virtual ~ChunkSource();
   /// Chunk (i, j) over the intervals `bounds`, in-edges or (reversed)
-  /// out-edges.
-  virtual llvm::Expected<ChunkView> chunk(bool reversed,
-                                          const std::vector<int32_t> &bounds,
-                                          int64_t i, int64_t j) = 0;
+  /// out-edges, handed to `fn` in one or more parts, in order: each part a
+  /// CSR over the rows of interval j, every row's edges across the parts
+  /// in the chunk's order (a row's edges may continue in the next part:
+  /// kernels resume its reduction). A source reading from a file bounds
+  /// the memory a part takes this way, however skewed the chunk.
+  virtual llvm::Error forEachPart(bool reversed,
+                                  const std::vector<int32_t> &bounds,
+                                  int64_t i, int64_t j, const PartFn &fn) = 0;
 };
 
 /// Chunk indexes of one graph, built on first use and kept: per direction
@@ -95,11 +101,10 @@ public:
 class EdgeChunkCache : public ChunkSource {
 public:
   explicit EdgeChunkCache(const Graph &graph) : graph(graph) {}
-  /// A view into get(reversed, bounds), or the graph's own CSR when there
-  /// is one interval.
-  llvm::Expected<ChunkView> chunk(bool reversed,
-                                  const std::vector<int32_t> &bounds,
-                                  int64_t i, int64_t j) override;
+  /// One part: a view into get(reversed, bounds), or the graph's own CSR
+  /// when there is one interval.
+  llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
+                          int64_t i, int64_t j, const PartFn &fn) override;
   const EdgeChunks &get(bool reversed, int64_t parts);
   /// The chunks over intervals with these bounds.
   const EdgeChunks &get(bool reversed, const std::vector<int32_t> &bounds);

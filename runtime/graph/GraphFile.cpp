@@ -598,12 +598,66 @@ llvm::Error GraphFile::readFeatureRows(int64_t j, float *to) {
   return llvm::Error::success();
 }
 
-GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops)
-    : file(file), selfLoops(selfLoops) {}
+llvm::Error GraphFile::readFeatureRange(int64_t begin, int64_t end, float *to,
+                                        bool normalize) {
+  const int64_t width = info_.numFeatures;
+  auto at = std::find(bounds_.begin(), bounds_.end(), int32_t(begin));
+  for (size_t j = size_t(at - bounds_.begin());
+       at != bounds_.end() && j + 1 < bounds_.size() && bounds_[j] < end; ++j) {
+    float *rows = to + (bounds_[j] - begin) * width;
+    if (llvm::Error e = readFeatureRows(int64_t(j), rows))
+      return e;
+    if (normalize)
+      rowNormalize(rows, bounds_[j + 1] - bounds_[j], width);
+    if (bounds_[j + 1] == end)
+      return llvm::Error::success();
+  }
+  return llvm::createStringError(
+      path + ": rows [" + std::to_string(begin) + ", " + std::to_string(end) +
+      ") are not whole intervals of the graph file");
+}
 
-llvm::Expected<ChunkView>
-GraphFileChunks::chunk(bool reversed, const std::vector<int32_t> &bounds,
-                       int64_t i, int64_t j) {
+int64_t GraphFile::chunkEdgeCount(int64_t i, int64_t j) const {
+  return int64_t(chunkTable[size_t(j * info_.intervals + i)].count);
+}
+
+llvm::Error GraphFile::readChunkPart(int64_t i, int64_t j, int64_t first,
+                                     int64_t count, ChunkEdge *to,
+                                     uint32_t *crc) {
+  const ChunkEntry &c = chunkTable[size_t(j * info_.intervals + i)];
+  if (first < 0 || count < 0 || uint64_t(first + count) > c.count)
+    return llvm::createStringError(path + ": no edges [" + std::to_string(first) +
+                                   ", " + std::to_string(first + count) +
+                                   ") in chunk (" + std::to_string(i) + ", " +
+                                   std::to_string(j) + ")");
+  uint64_t offset = sections[ChunkEdges - 1].offset +
+                    (c.first + uint64_t(first)) * sizeof(ChunkEdge);
+  std::string what = "chunk (" + std::to_string(i) + ", " + std::to_string(j) + ")";
+  if (auto e = readAt(offset, uint64_t(count) * sizeof(ChunkEdge), to, what))
+    return e;
+  if (crc)
+    *crc = uint32_t(crc32(*crc, reinterpret_cast<const Bytef *>(to),
+                          uInt(uint64_t(count) * sizeof(ChunkEdge))));
+  return llvm::Error::success();
+}
+
+llvm::Error GraphFile::checkChunk(int64_t i, int64_t j, uint32_t crc) {
+  const ChunkEntry &c = chunkTable[size_t(j * info_.intervals + i)];
+  if (crc == c.crc)
+    return llvm::Error::success();
+  return corrupt("chunk (" + std::to_string(i) + ", " + std::to_string(j) + ")",
+                 sections[ChunkEdges - 1].offset + c.first * sizeof(ChunkEdge),
+                 "checksum mismatch: the chunk is corrupt");
+}
+
+GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops,
+                                 int64_t partEdges)
+    : file(file), selfLoops(selfLoops), partEdges(std::max<int64_t>(1, partEdges)) {}
+
+llvm::Error GraphFileChunks::forEachPart(bool reversed,
+                                         const std::vector<int32_t> &bounds,
+                                         int64_t i, int64_t j,
+                                         const PartFn &fn) {
   if (bounds != file.bounds())
     return llvm::createStringError(
         "the run's " + std::to_string(bounds.size() - 1) +
@@ -612,53 +666,82 @@ GraphFileChunks::chunk(bool reversed, const std::vector<int32_t> &bounds,
         " (its chunk index): convert it with --intervals " +
         std::to_string(bounds.size() - 1));
   // In-edges of rows in j from sources in i: the file's chunk (i, j);
-  // out-edges of rows in j to targets in i: chunk (j, i), re-sorted by
-  // source.
-  auto edges = reversed ? file.readChunk(j, i) : file.readChunk(i, j);
-  if (!edges)
-    return edges.takeError();
-  std::vector<ChunkEdge> &list = *edges;
+  // out-edges of rows in j to targets in i: chunk (j, i), each part
+  // re-sorted by source. Parts are runs of the file's records (sorted by
+  // destination, source, id), so each row's edges keep their order across
+  // parts.
+  const int64_t fi = reversed ? j : i, fj = reversed ? i : j;
+  const int64_t total = file.chunkEdgeCount(fi, fj);
   const int32_t lo = bounds[size_t(j)], hi = bounds[size_t(j) + 1];
   const int32_t numInput = int32_t(file.info().numEdges);
-  if (selfLoops && i == j)
-    for (int32_t v = lo; v < hi; ++v)
-      list.push_back({v, v, numInput + v});
-  // The row end first, then the other end, then the id: Graph's order.
+  const bool loops = selfLoops && i == j;
+  auto key = [](const ChunkEdge &e) { return std::make_tuple(e.dst, e.src, e.id); };
   auto row = [&](const ChunkEdge &e) { return reversed ? e.src : e.dst; };
   auto other = [&](const ChunkEdge &e) { return reversed ? e.dst : e.src; };
-  if (reversed || (selfLoops && i == j))
-    std::sort(list.begin(), list.end(), [&](const ChunkEdge &a, const ChunkEdge &b) {
-      return std::make_tuple(row(a), other(a), a.id) <
-             std::make_tuple(row(b), other(b), b.id);
-    });
-  struct Arrays {
-    std::vector<int64_t> offsets;
-    std::vector<int32_t> others, ids;
-  };
-  auto arrays = std::make_shared<Arrays>();
-  arrays->offsets.assign(size_t(hi - lo) + 1, 0);
-  arrays->others.reserve(list.size());
-  arrays->ids.reserve(list.size());
-  for (const ChunkEdge &e : list) {
-    int32_t r = row(e);
-    if (r < lo || r >= hi || other(e) < bounds[size_t(i)] ||
-        other(e) >= bounds[size_t(i) + 1])
-      return llvm::createStringError(
-          "graph file chunk (" + std::to_string(reversed ? j : i) + ", " +
-          std::to_string(reversed ? i : j) + ") holds an edge outside it");
-    ++arrays->offsets[size_t(r - lo) + 1];
-    arrays->others.push_back(other(e));
-    arrays->ids.push_back(e.id);
+  const int64_t parts = std::max<int64_t>(1, (total + partEdges - 1) / partEdges);
+  int32_t nextLoop = lo; // the first self loop not yet in a part
+  uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
+  std::vector<ChunkEdge> list;
+  for (int64_t part = 0, first = 0; part < parts; ++part) {
+    const bool last = part + 1 == parts;
+    const int64_t count = std::min(partEdges, total - first);
+    list.resize(size_t(count));
+    if (llvm::Error e = file.readChunkPart(fi, fj, first, count, list.data(), &crc))
+      return e;
+    first += count;
+    if (loops) {
+      // Self loops (v, v) with Graph::build's ids, each in the part where
+      // the file's order puts it: before the next part's first record.
+      ChunkEdge next{};
+      if (!last)
+        if (llvm::Error e = file.readChunkPart(fi, fj, first, 1, &next, nullptr))
+          return e;
+      for (; nextLoop < hi; ++nextLoop) {
+        ChunkEdge loop{nextLoop, nextLoop, numInput + nextLoop};
+        if (!last && !(key(loop) < key(next)))
+          break;
+        list.push_back(loop);
+      }
+    }
+    // The row end first, then the other end, then the id: Graph's order.
+    if (reversed || loops)
+      std::sort(list.begin(), list.end(), [&](const ChunkEdge &a, const ChunkEdge &b) {
+        return std::make_tuple(row(a), other(a), a.id) <
+               std::make_tuple(row(b), other(b), b.id);
+      });
+    auto arrays = std::make_shared<PartArrays>();
+    arrays->offsets.assign(size_t(hi - lo) + 1, 0);
+    arrays->others.reserve(list.size());
+    arrays->ids.reserve(list.size());
+    for (const ChunkEdge &e : list) {
+      int32_t r = row(e);
+      if (r < lo || r >= hi || other(e) < bounds[size_t(i)] ||
+          other(e) >= bounds[size_t(i) + 1])
+        return llvm::createStringError(
+            "graph file chunk (" + std::to_string(fi) + ", " +
+            std::to_string(fj) + ") holds an edge outside it");
+      ++arrays->offsets[size_t(r - lo) + 1];
+      arrays->others.push_back(other(e));
+      arrays->ids.push_back(e.id);
+    }
+    list.clear();
+    for (size_t r = 1; r < arrays->offsets.size(); ++r)
+      arrays->offsets[r] += arrays->offsets[r - 1];
+    // The whole chunk's checksum is known before its last part runs; a
+    // mismatch stops the run.
+    if (last)
+      if (llvm::Error e = file.checkChunk(fi, fj, crc))
+        return e;
+    ChunkView view;
+    view.offsets = arrays->offsets.data() - lo; // indexed by global row
+    view.others = arrays->others.data();
+    view.edgeIds = arrays->ids.data();
+    view.numEdges = int64_t(arrays->others.size());
+    view.hold = arrays;
+    if (llvm::Error e = fn(view, last))
+      return e;
   }
-  for (size_t r = 1; r < arrays->offsets.size(); ++r)
-    arrays->offsets[r] += arrays->offsets[r - 1];
-  ChunkView view;
-  view.offsets = arrays->offsets.data() - lo; // indexed by global row
-  view.others = arrays->others.data();
-  view.edgeIds = arrays->ids.data();
-  view.numEdges = int64_t(arrays->others.size());
-  view.hold = arrays;
-  return view;
+  return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<ChunkEdge>> GraphFile::readChunk(int64_t i,

@@ -97,8 +97,20 @@ public:
   /// (with `selfLoops`, one more in-edge and out-edge per vertex), for a
   /// run that reads its chunks from the file (GraphFileChunks).
   llvm::Expected<Graph> readSkeleton(bool selfLoops);
+  /// Edges in chunk (i, j).
+  int64_t chunkEdgeCount(int64_t i, int64_t j) const;
+  /// Edges [first, first + count) of chunk (i, j) into `to`, continuing
+  /// the running CRC-32 `crc` when given; checkChunk compares the whole
+  /// chunk's with the file's.
+  llvm::Error readChunkPart(int64_t i, int64_t j, int64_t first, int64_t count,
+                            ChunkEdge *to, uint32_t *crc);
+  llvm::Error checkChunk(int64_t i, int64_t j, uint32_t crc);
   /// Interval j's feature rows into `to` ([rows, numFeatures] floats).
   llvm::Error readFeatureRows(int64_t j, float *to);
+  /// Rows [begin, end), whole intervals of the file, into `to`; each row
+  /// divided by its sum with `normalize` (rowNormalize).
+  llvm::Error readFeatureRange(int64_t begin, int64_t end, float *to,
+                               bool normalize);
 
   /// Bytes read from the file so far.
   int64_t bytesRead() const { return bytesRead_; }
@@ -143,14 +155,21 @@ private:
 /// be the file's.
 class GraphFileChunks : public ChunkSource {
 public:
-  GraphFileChunks(GraphFile &file, bool selfLoops);
-  llvm::Expected<ChunkView> chunk(bool reversed,
-                                  const std::vector<int32_t> &bounds,
-                                  int64_t i, int64_t j) override;
+  /// Parts of at most `partEdges` of the file's records (about 20 bytes
+  /// per edge in memory while a part runs).
+  GraphFileChunks(GraphFile &file, bool selfLoops,
+                  int64_t partEdges = int64_t(1) << 23);
+  llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
+                          int64_t i, int64_t j, const PartFn &fn) override;
 
 private:
+  struct PartArrays {
+    std::vector<int64_t> offsets;
+    std::vector<int32_t> others, ids;
+  };
   GraphFile &file;
   bool selfLoops;
+  int64_t partEdges;
 };
 
 /// Any dataset Saga reads, detected by content: a Planetoid folder, or a

@@ -168,7 +168,8 @@ TEST(GraphFile, StreamedFeatureRowsWriteTheSameFile) {
 // (self loops included when asked), and every chunk the file gives the
 // chunked executor, in both directions, is the in-memory chunk index's:
 // the same rows, the same edges in the same order, the same ids (self
-// loops numbered after the input edges, as Graph::build numbers them).
+// loops numbered after the input edges, as Graph::build numbers them),
+// whether the file hands a chunk over whole or in parts of a few records.
 TEST(GraphFile, StreamedChunksAreTheInMemoryOnes) {
   for (bool loops : {false, true}) {
     SCOPED_TRACE(loops ? "self loops" : "no self loops");
@@ -182,29 +183,51 @@ TEST(GraphFile, StreamedChunksAreTheInMemoryOnes) {
     EXPECT_EQ(skeleton->outOffsets, g.outOffsets);
     EXPECT_TRUE(skeleton->inSources.empty());
     EdgeChunkCache memory(g);
-    GraphFileChunks streamed(**file, loops);
     const std::vector<int32_t> &b = (*file)->bounds();
-    for (bool reversed : {false, true})
-      for (int64_t j = 0; j < 4; ++j)
-        for (int64_t i = 0; i < 4; ++i) {
-          auto want = memory.chunk(reversed, b, i, j);
-          auto got = streamed.chunk(reversed, b, i, j);
-          ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
-          ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-          for (int32_t v = b[size_t(j)]; v < b[size_t(j) + 1]; ++v) {
-            int64_t n = want->offsets[v + 1] - want->offsets[v];
-            ASSERT_EQ(got->offsets[v + 1] - got->offsets[v], n) << v;
-            for (int64_t k = 0; k < n; ++k) {
-              EXPECT_EQ(got->others[got->offsets[v] + k],
-                        want->others[want->offsets[v] + k]);
-              EXPECT_EQ(got->edgeIds[got->offsets[v] + k],
-                        want->edgeIds[want->offsets[v] + k]);
-            }
+    // Each row's (other end, id) pairs over all parts, and the part count.
+    auto rowsOf = [&](ChunkSource &source, bool reversed, int64_t i, int64_t j,
+                      int *parts) {
+      std::vector<std::vector<std::pair<int32_t, int32_t>>> rows(
+          size_t(b[size_t(j) + 1] - b[size_t(j)]));
+      *parts = 0;
+      llvm::Error e = source.forEachPart(
+          reversed, b, i, j, [&](const ChunkView &v, bool last) {
+            ++*parts;
+            for (int32_t r = b[size_t(j)]; r < b[size_t(j) + 1]; ++r)
+              for (int64_t k = v.offsets[r]; k < v.offsets[r + 1]; ++k)
+                rows[size_t(r - b[size_t(j)])].push_back(
+                    {v.others[k], v.edgeIds[k]});
+            return llvm::Error::success();
+          });
+      EXPECT_EQ(errorOf(std::move(e)), "");
+      return rows;
+    };
+    // Whole chunks, and parts of 7 and 100 records (self loops placed in
+    // the part where the file's order puts them).
+    for (int64_t partEdges : {int64_t(1) << 23, int64_t(7), int64_t(100)}) {
+      SCOPED_TRACE(partEdges);
+      GraphFileChunks streamed(**file, loops, partEdges);
+      int most = 0;
+      for (bool reversed : {false, true})
+        for (int64_t j = 0; j < 4; ++j)
+          for (int64_t i = 0; i < 4; ++i) {
+            int wantParts = 0, gotParts = 0;
+            auto want = rowsOf(memory, reversed, i, j, &wantParts);
+            auto got = rowsOf(streamed, reversed, i, j, &gotParts);
+            EXPECT_EQ(wantParts, 1);
+            EXPECT_GE(gotParts, 1);
+            most = std::max(most, gotParts);
+            ASSERT_EQ(got, want) << i << ", " << j << (reversed ? " reversed" : "");
           }
-        }
+      if (partEdges < 1000) {
+        EXPECT_GT(most, 10);
+      }
+    }
     // Intervals that are not the file's are refused, saying what to do.
-    EXPECT_EQ(errorOf(streamed.chunk(false, chunkIntervals(2708, 2), 0, 0)
-                          .takeError()),
+    GraphFileChunks streamed(**file, loops);
+    EXPECT_EQ(errorOf(streamed.forEachPart(
+                  false, chunkIntervals(2708, 2), 0, 0,
+                  [](const ChunkView &, bool) { return llvm::Error::success(); })),
               "the run's 2 row intervals are not the graph file's 4 (its "
               "chunk index): convert it with --intervals 2");
   }

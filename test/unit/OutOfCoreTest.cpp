@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Model.h"
+#include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
 
 #include "TestGraphs.h"
@@ -21,6 +22,8 @@
 #include <map>
 #include <memory>
 #include <tuple>
+
+#include <unistd.h>
 
 using namespace saga;
 using namespace sagatest;
@@ -158,4 +161,66 @@ TEST(OutOfCoreErrors, UnwritableScratchIsAnError) {
                        "spill file",
                        0),
             0u);
+}
+
+// Streamed from a graph file: a training step whose chunks come from the
+// file in parts of a few dozen records (so rows' edges continue from part
+// to part, and the self loops are placed among them) and whose features
+// are read by interval gives the in-memory step's bits.
+TEST(OutOfCoreFromFile, ChunksInPartsGiveTheSameBits) {
+  std::string path = std::string(SAGA_TEST_SCRATCH_DIR) + "/parts.sgf." +
+                     std::to_string(getpid());
+  ASSERT_EQ(errorText(writeGraphFile(path, cora(false), 4)), "");
+  auto file = GraphFile::open(path);
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  for (const char *example : {"gcn.saga", "gat.saga", "graphsage.saga"}) {
+    SCOPED_TRACE(example);
+    CompileOptions co;
+    co.training = true;
+    co.threads = 2;
+    auto ref = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + example, co);
+    auto streamed = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + example, co);
+    ASSERT_TRUE(ref && streamed);
+    Model &a = **ref, &b = **streamed;
+    const Graph &g = graphFor("cora", a.selfLoops());
+    bindInputs(a, g, "cora", example);
+    ForwardOptions fo;
+    fo.lossMask = cora().train;
+    auto want = a.trainStep(fo, 5);
+    ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+
+    auto skeleton = (*file)->readSkeleton(b.selfLoops());
+    ASSERT_TRUE(bool(skeleton)) << llvm::toString(skeleton.takeError());
+    GraphFileChunks chunks(**file, b.selfLoops(), /*partEdges=*/50);
+    ASSERT_EQ(errorText(b.setGraph(*skeleton)), "");
+    b.setChunkSource(&chunks);
+    for (const ValueInfo &in : b.inputs()) {
+      if (in.dtype == DType::I32) {
+        Tensor labels({int64_t(g.numVertices)}, DType::I32);
+        std::copy(cora().labels.begin(), cora().labels.end(), labels.i32());
+        ASSERT_EQ(errorText(b.setInput(in.name, std::move(labels))), "");
+      } else {
+        GraphFile *f = file->get();
+        ASSERT_EQ(errorText(b.setInputRows(
+                      in.name, [f](int64_t lo, int64_t hi, float *to) {
+                        return f->readFeatureRange(lo, hi, to, true);
+                      })),
+                  "");
+      }
+    }
+    b.initParams(hashString(example));
+    // In memory, a streamed graph is refused with a reason.
+    auto refused = b.trainStep(fo, 5);
+    ASSERT_FALSE(bool(refused));
+    EXPECT_NE(errorText(refused.takeError()).find("needs a memory budget"),
+              std::string::npos);
+    ForwardOptions bo = fo;
+    bo.memoryBudget = int64_t(1) << 30;
+    bo.intervals = 4;
+    auto got = b.trainStep(bo, 5);
+    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+    EXPECT_EQ(got->chunked.intervals, 4);
+    expectSameStep(*got, *want);
+  }
+  std::remove(path.c_str());
 }

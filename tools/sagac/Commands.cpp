@@ -148,24 +148,7 @@ bool openStreamed(Session &session, const RunOptions &options) {
     GraphFile *from = &f;
     auto reader = [from, normalize](int64_t begin, int64_t end,
                                     float *to) -> llvm::Error {
-      const std::vector<int32_t> &b = from->bounds();
-      const int64_t width = from->info().numFeatures;
-      // Whole intervals of the file, from the one starting at `begin`.
-      auto at = std::find(b.begin(), b.end(), int32_t(begin));
-      for (size_t j = size_t(at - b.begin()); at != b.end() && j + 1 < b.size() &&
-                                              b[j] < end;
-           ++j) {
-        float *rows = to + (b[j] - begin) * width;
-        if (llvm::Error e = from->readFeatureRows(int64_t(j), rows))
-          return e;
-        if (normalize)
-          rowNormalize(rows, b[j + 1] - b[j], width);
-        if (b[j + 1] == end)
-          return llvm::Error::success();
-      }
-      return llvm::createStringError(
-          "rows [" + std::to_string(begin) + ", " + std::to_string(end) +
-          ") are not whole intervals of the graph file");
+      return from->readFeatureRange(begin, end, to, normalize);
     };
     if (llvm::Error e = m.setInputRows(in.name, reader))
       return fail(std::move(e)), false;
