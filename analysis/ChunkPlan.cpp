@@ -202,16 +202,9 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
                                        std::to_string(p.budget) +
                                        " bytes, plus pinned values) exceeds "
                                        "the budget");
-  // Tensors by (value, piece) and by (propagation, piece) for states.
-  std::map<std::pair<void *, int64_t>, int> tensorOf;
-  std::map<std::pair<Operation *, int64_t>, int> stateOf;
-  for (size_t t = 0; t < pm.pieces.size(); ++t) {
-    const PlanPiece &piece = pm.pieces[t];
-    if (piece.stateOf)
-      stateOf[{piece.stateOf, piece.piece}] = int(t);
-    else
-      tensorOf[{piece.value, piece.piece}] = int(t);
-  }
+  PieceIndex index = indexPieces(pm);
+  const auto &tensorOf = index.values;
+  const auto &stateOf = index.states;
   MemoryPlan &plan = out.plan;
   plan.feasible = true;
   plan.method = schedule.getMethod().str();

@@ -37,6 +37,18 @@ std::string describe(Operation *op) {
 
 } // namespace
 
+PieceIndex saga::indexPieces(const PlanMemory &pm) {
+  PieceIndex index;
+  for (size_t t = 0; t < pm.pieces.size(); ++t) {
+    const PlanPiece &p = pm.pieces[t];
+    if (p.stateOf)
+      index.states[{p.stateOf, p.piece}] = int(t);
+    else
+      index.values[{p.value, p.piece}] = int(t);
+  }
+  return index;
+}
+
 PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
                                    int64_t pinBelow, int64_t intervals,
                                    int64_t group) {

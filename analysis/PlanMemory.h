@@ -35,6 +35,8 @@
 
 #include "dialect/Saga.h"
 
+#include <map>
+
 namespace saga {
 
 /// Where an operator of the problem comes from: a plan op, over row
@@ -68,6 +70,14 @@ struct PlanMemory {
   std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
   int64_t group = 1;             // destination intervals per chunk group
 };
+
+/// The problem's tensors by (value, piece) and by (propagation, piece) for
+/// running states.
+struct PieceIndex {
+  std::map<std::pair<void *, int64_t>, int> values;
+  std::map<std::pair<mlir::Operation *, int64_t>, int> states;
+};
+PieceIndex indexPieces(const PlanMemory &pm);
 
 PlanMemory planMemoryProblem(ModelOp plan, GraphSize graph, int64_t pinBelow,
                              int64_t intervals = 1, int64_t group = 1);

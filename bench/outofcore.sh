@@ -12,7 +12,7 @@
 #
 # Environment: SCALE (24), FEATURES (256), INTERVALS (16), EPOCHS (2),
 # PEERS (a venv with torch 2.2.1 and dgl 2.1.0; see ../shared/TOOLCHAIN.md),
-# THREADS (2).
+# THREADS (2), PEERS_ONLY / SAGA_ONLY (1: run one side).
 set -eu
 export DGLBACKEND=pytorch
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,11 +48,14 @@ dd if=/dev/zero of="$work/scratch/dd.bin" bs=64M count=48 oflag=direct 2>&1 |
   tail -1 | sed 's/^/disk (O_DIRECT sequential write, 3 GiB): /'
 rm -f "$work/scratch/dd.bin"
 
+if [ "${PEERS_ONLY:-0}" != 1 ]; then
 echo "## saga"
 /usr/bin/time -f "saga: %e s wall, peak resident set %M KiB" \
   "$bin/sagac" train "$here/bench/models/gcn256.saga" --data "$file" \
   --memory-budget "${budget_kib}K" --scratch "$work/scratch" --direct-io \
   --epochs "$epochs" --threads "$threads" --reorder none 2>&1
+fi
+[ "${SAGA_ONLY:-0}" = 1 ] && exit 0
 
 # The peers, each limited to this machine's RAM (cgroup v1 memory
 # controller): a system that needs more is killed by the OOM killer.

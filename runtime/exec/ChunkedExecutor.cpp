@@ -43,13 +43,9 @@ public:
     mapBlocks = rowBlocks(g, nullptr);
     inBlocks = rowBlocks(g, &g.inOffsets);
     outBlocks = rowBlocks(g, &g.outOffsets);
-    for (size_t t = 0; t < pm.pieces.size(); ++t) {
-      const PlanPiece &p = pm.pieces[t];
-      if (p.stateOf)
-        states[{p.stateOf, p.piece}] = int(t);
-      else
-        tensorOf[{p.value, p.piece}] = int(t);
-    }
+    PieceIndex index = indexPieces(pm);
+    tensorOf = std::move(index.values);
+    states = std::move(index.states);
     parts = int64_t(pm.bounds.size()) - 1;
     ReturnOp ret = cast<ReturnOp>(model.getBody().front().getTerminator());
     for (Value v : ret.getOperands())
@@ -102,6 +98,7 @@ private:
   llvm::DenseMap<Operation *, std::vector<float>> slices;
   llvm::DenseMap<Operation *, std::vector<double>> lossTerms;
   llvm::DenseMap<Operation *, std::vector<char>> lossCounted;
+  std::vector<int32_t> lossRowsOnce; // the loss mask, or every row
   std::vector<Tensor> results;
 };
 
@@ -444,13 +441,15 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     const float *logits;
     const int32_t *labels;
     int64_t c;
-    std::vector<int32_t> rows;
+    const std::vector<int32_t> &rows;
   };
+  if (lossRowsOnce.empty())
+    lossRowsOnce = lossRows(ctx.lossMask, g.numVertices);
   auto loss = [&](Value logits, Value labels) {
     return Loss{reinterpret_cast<const float *>(addr(logits, j, r)),
                 reinterpret_cast<const int32_t *>(addr(labels, j, r)),
                 elementsOf(logits.getType(), g) / g.numVertices,
-                lossRows(ctx.lossMask, g.numVertices)};
+                lossRowsOnce};
   };
   if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
     // Each loss row's term, then per 8192-entry chunk in order, chunks in

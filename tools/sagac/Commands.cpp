@@ -24,8 +24,10 @@ int fail(llvm::Error e) {
 }
 
 /// Binds the dataset to the model's inputs by kind: its f32 vertex input
-/// takes the features, its class input the labels.
-llvm::Error bindDataset(Model &model, Dataset &data) {
+/// takes the features (read by interval from `stream` when given, each row
+/// divided by its sum with `normalize`), its class input the labels.
+llvm::Error bindDataset(Model &model, Dataset &data, GraphFile *stream = nullptr,
+                        bool normalize = false) {
   // One features input (the usual case) takes the dataset's tensor rather
   // than a copy: on a large graph that is the largest array in memory.
   int featureInputs = 0;
@@ -49,11 +51,25 @@ llvm::Error bindDataset(Model &model, Dataset &data) {
     int64_t want = 1;
     for (int64_t d : in.shape)
       want *= d;
-    if (want != data.features.rowSize())
+    int64_t have = stream ? stream->info().numFeatures : data.features.rowSize();
+    if (want != have)
       return llvm::createStringError(
           "graph input '" + in.name + "' has " + std::to_string(want) +
           " features per vertex, " + data.name + " has " +
-          std::to_string(data.features.rowSize()));
+          std::to_string(have));
+    if (stream) {
+      if (featureInputs != 1)
+        return llvm::createStringError(
+            "streaming from a graph file binds one feature input; the model "
+            "has " + std::to_string(featureInputs));
+      if (llvm::Error e = model.setInputRows(
+              in.name, [stream, normalize](int64_t begin, int64_t end,
+                                           float *to) {
+                return stream->readFeatureRange(begin, end, to, normalize);
+              }))
+        return e;
+      continue;
+    }
     if (llvm::Error e = model.setInput(
             in.name, featureInputs == 1 ? std::move(data.features)
                                         : Tensor(data.features)))
@@ -115,44 +131,8 @@ bool openStreamed(Session &session, const RunOptions &options) {
   if (llvm::Error e = m.setGraph(g))
     return fail(std::move(e)), false;
   m.setChunkSource(session.chunks.get());
-  int featureInputs = 0;
-  for (const ValueInfo &in : m.inputs())
-    featureInputs += in.domain == ValueInfo::Vertex && in.dtype == DType::F32;
-  for (const ValueInfo &in : m.inputs()) {
-    if (in.domain == ValueInfo::Edge) {
-      if (!in.defaultValue)
-        return fail(llvm::createStringError(
-                   "edge input '" + in.name + "' has no default and " +
-                   info.name + " has no edge values")),
-               false;
-      continue;
-    }
-    if (in.dtype == DType::I32) {
-      Tensor t({int64_t(session.data.labels.size())}, DType::I32);
-      std::copy(session.data.labels.begin(), session.data.labels.end(),
-                t.i32());
-      if (llvm::Error e = m.setInput(in.name, std::move(t)))
-        return fail(std::move(e)), false;
-      continue;
-    }
-    int64_t want = 1;
-    for (int64_t d : in.shape)
-      want *= d;
-    if (want != info.numFeatures || featureInputs != 1)
-      return fail(llvm::createStringError(
-                 "graph input '" + in.name + "' has " + std::to_string(want) +
-                 " features per vertex, " + info.name + " has " +
-                 std::to_string(info.numFeatures))),
-             false;
-    const bool normalize = options.rowNormalize;
-    GraphFile *from = &f;
-    auto reader = [from, normalize](int64_t begin, int64_t end,
-                                    float *to) -> llvm::Error {
-      return from->readFeatureRange(begin, end, to, normalize);
-    };
-    if (llvm::Error e = m.setInputRows(in.name, reader))
-      return fail(std::move(e)), false;
-  }
+  if (llvm::Error e = bindDataset(m, session.data, &f, options.rowNormalize))
+    return fail(std::move(e)), false;
   return true;
 }
 
