@@ -156,9 +156,9 @@ private:
 class GraphFileChunks : public ChunkSource {
 public:
   /// Parts of at most `partEdges` of the file's records (about 20 bytes
-  /// per edge in memory while a part runs: 80 MiB by default).
+  /// per edge in memory while a part runs: 40 MiB by default).
   GraphFileChunks(GraphFile &file, bool selfLoops,
-                  int64_t partEdges = int64_t(1) << 22);
+                  int64_t partEdges = int64_t(1) << 21);
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j, const PartFn &fn) override;
 

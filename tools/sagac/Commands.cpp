@@ -340,7 +340,7 @@ int saga::runForward(const RunOptions &options) {
   llvm::outs() << "\n";
   if (options.memoryBudget > 0)
     printChunked(result->chunked, options.memoryBudget);
-    printFileReads(*session);
+  printFileReads(*session);
   for (const auto &[step, seconds] : result->profile)
     llvm::outs() << llvm::format("  %8.3f ms  %s\n", seconds * 1e3,
                                  step.c_str());
@@ -371,8 +371,10 @@ int saga::runTrain(const TrainCommandOptions &options) {
   std::unique_ptr<Session> session = open(options.run, /*training=*/true);
   if (!session)
     return 1;
-  Split split{session->data.labels, session->data.train, session->data.val,
-              session->data.test};
+  // Moved: on a large graph a second copy of the labels and splits is
+  // memory a budgeted run does not have.
+  Split split{std::move(session->data.labels), std::move(session->data.train),
+              std::move(session->data.val), std::move(session->data.test)};
   TrainOptions t = options.train;
   t.execution = executionOf(options.run, *session);
   if (options.run.printSchedule) {
@@ -413,7 +415,7 @@ int saga::runTrain(const TrainCommandOptions &options) {
       result->history.empty() ? 0.0 : total / result->history.size() * 1e3);
   if (options.run.memoryBudget > 0 && !result->history.empty())
     printChunked(result->history.back().chunked, options.run.memoryBudget);
-    printFileReads(*session);
+  printFileReads(*session);
   if (options.run.profile) {
     // One more training step at the trained parameters, timed per plan
     // step; it computes gradients but applies none.
