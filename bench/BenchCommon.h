@@ -9,6 +9,7 @@
 #define SAGA_BENCH_BENCHCOMMON_H
 
 #include "runtime/Model.h"
+#include "runtime/Timing.h"
 
 #include "llvm/ADT/Twine.h"
 #include "llvm/Support/raw_ostream.h"
@@ -31,11 +32,7 @@ inline const char *toolName = "saga-bench";
   std::exit(1);
 }
 
-inline double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-      .count();
-}
+using saga::secondsSince; // runtime/Timing.h
 
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());

@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/ThreadPool.h"
+#include "runtime/Timing.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -21,12 +22,6 @@ using namespace mlir;
 using namespace saga;
 
 namespace {
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-      .count();
-}
-
 /// splitmix64: a small, portable generator (the same stream on every
 /// platform and standard library).
 struct SplitMix {

@@ -660,7 +660,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
                                          const PartFn &fn) {
   if (bounds != file.bounds())
     return llvm::createStringError(
-        "the run's " + std::to_string(bounds.size() - 1) +
+        file.filePath() + ": the run's " + std::to_string(bounds.size() - 1) +
         " row intervals are not the graph file's " +
         std::to_string(file.bounds().size() - 1) +
         " (its chunk index): convert it with --intervals " +
@@ -718,7 +718,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
       if (r < lo || r >= hi || other(e) < bounds[size_t(i)] ||
           other(e) >= bounds[size_t(i) + 1])
         return llvm::createStringError(
-            "graph file chunk (" + std::to_string(fi) + ", " +
+            file.filePath() + ": chunk (" + std::to_string(fi) + ", " +
             std::to_string(fj) + ") holds an edge outside it");
       ++arrays->offsets[size_t(r - lo) + 1];
       arrays->others.push_back(other(e));

@@ -80,6 +80,7 @@ public:
   ~GraphFile();
 
   const GraphFileInfo &info() const { return info_; }
+  const std::string &filePath() const { return path; }
   /// Interval i is [bounds()[i], bounds()[i + 1]).
   const std::vector<int32_t> &bounds() const { return bounds_; }
 

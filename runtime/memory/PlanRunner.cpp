@@ -2,19 +2,13 @@
 
 #include "runtime/memory/PlanRunner.h"
 
+#include "runtime/Timing.h"
+
 #include <chrono>
 #include <deque>
 
 using namespace saga;
 
-namespace {
-
-double since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-
-} // namespace
 
 llvm::Expected<PlanRunStats>
 saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
@@ -145,7 +139,7 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
     for (const auto *list : {&op.writes, &op.updates})
       for (int t : *list)
         copyQueued[size_t(t)] = 0;
-    stats.computeSeconds += since(computeStart);
+    stats.computeSeconds += secondsSince(computeStart);
     for (const auto *list : {&op.reads, &op.writes, &op.updates})
       for (int t : *list)
         if (lastUse[size_t(t)] == int(i) && resident.count(t)) {
@@ -179,6 +173,6 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
     pool.release(buffer);
   stats.transfers = engine.counters();
   stats.poolPeak = pool.peak();
-  stats.seconds = since(start);
+  stats.seconds = secondsSince(start);
   return stats;
 }

@@ -2,16 +2,12 @@
 
 #include "runtime/memory/TransferEngine.h"
 
+#include "runtime/Timing.h"
+
 #include <chrono>
 
 using namespace saga;
 
-namespace {
-double since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-} // namespace
 
 TransferEngine::TransferEngine(NextTier &tier)
     : tier(tier), worker([this] { run(); }) {}
@@ -58,7 +54,7 @@ void TransferEngine::run() {
       if (e)
         message = llvm::toString(std::move(e));
     }
-    double seconds = since(start);
+    double seconds = secondsSince(start);
     lock.lock();
     if (!message.empty() && error.empty())
       error = message;
@@ -77,7 +73,7 @@ llvm::Error TransferEngine::wait(Ticket ticket) {
   std::unique_lock<std::mutex> lock(mutex);
   if (completed < ticket) {
     finished.wait(lock, [&] { return completed >= ticket; });
-    stats.stallSeconds += since(start);
+    stats.stallSeconds += secondsSince(start);
   }
   if (!error.empty())
     return llvm::createStringError(error);

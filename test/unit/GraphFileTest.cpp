@@ -164,6 +164,53 @@ TEST(GraphFile, StreamedFeatureRowsWriteTheSameFile) {
   std::remove(path.c_str());
 }
 
+// A streamed chunk that a corrupt file garbles is refused, naming the file
+// and the chunk: an edge outside the chunk at once, any other change by the
+// chunk's checksum, before its last part runs.
+TEST(GraphFile, CorruptStreamedChunksAreRefused) {
+  std::string good = readBytes(coraFile(4));
+  // The chunk-edges section (kind 9): its offset in the section table.
+  uint64_t at = 0;
+  for (size_t k = 0; k < 15; ++k) {
+    uint32_t kind;
+    std::memcpy(&kind, good.data() + 96 + k * 32, 4);
+    if (kind == 9)
+      std::memcpy(&at, good.data() + 96 + k * 32 + 8, 8);
+  }
+  ASSERT_GT(at, 0u);
+  std::string path = scratch("corrupt-chunk.sgf");
+  for (bool outside : {true, false}) {
+    std::string bad = good;
+    int32_t first[3]; // chunk (0, 0)'s first edge: dst, src, id
+    std::memcpy(first, bad.data() + at, 12);
+    if (outside)
+      first[0] = 2700; // a destination in the last interval
+    else
+      first[2] ^= 1; // another edge id
+    std::memcpy(bad.data() + at, first, 12);
+    writeBytes(path, bad);
+    auto file = GraphFile::open(path);
+    ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+    GraphFileChunks chunks(**file, false, /*partEdges=*/7);
+    int ran = 0;
+    std::string err = errorOf(chunks.forEachPart(
+        false, (*file)->bounds(), 0, 0, [&](const ChunkView &, bool last) {
+          EXPECT_FALSE(last);
+          ++ran;
+          return llvm::Error::success();
+        }));
+    if (outside) {
+      EXPECT_EQ(err, path + ": chunk (0, 0) holds an edge outside it");
+      EXPECT_EQ(ran, 0);
+    } else {
+      EXPECT_EQ(err.rfind(path + ": chunk (0, 0) at offset", 0), 0u) << err;
+      EXPECT_NE(err.find("checksum mismatch"), std::string::npos) << err;
+      EXPECT_GT(ran, 0);
+    }
+  }
+  std::remove(path.c_str());
+}
+
 // Streaming a run from the file: the skeleton's offsets are Graph::build's
 // (self loops included when asked), and every chunk the file gives the
 // chunked executor, in both directions, is the in-memory chunk index's:
@@ -228,8 +275,9 @@ TEST(GraphFile, StreamedChunksAreTheInMemoryOnes) {
     EXPECT_EQ(errorOf(streamed.forEachPart(
                   false, chunkIntervals(2708, 2), 0, 0,
                   [](const ChunkView &, bool) { return llvm::Error::success(); })),
-              "the run's 2 row intervals are not the graph file's 4 (its "
-              "chunk index): convert it with --intervals 2");
+              coraFile(4) +
+                  ": the run's 2 row intervals are not the graph file's 4 "
+                  "(its chunk index): convert it with --intervals 2");
   }
   // Feature rows of an interval, straight into the caller's buffer.
   auto file = GraphFile::open(coraFile(4));

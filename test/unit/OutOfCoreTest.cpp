@@ -47,13 +47,9 @@ class OutOfCore
 
 TEST_P(OutOfCore, SameBitsUnderABudget) {
   auto [file, opt] = GetParam();
-  CompileOptions co;
-  co.training = true;
-  co.optLevel = opt;
-  co.threads = 2;
-  auto model = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + file, co);
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-  Model &m = **model;
+  std::unique_ptr<Model> model = compileExample(file, opt);
+  ASSERT_TRUE(model);
+  Model &m = *model;
   // -O0 plans (unfused: edge maps and edge tensors) are slow to run; they
   // get the hub graph, one interval count and the spill file.
   const bool full = opt == 2;
@@ -175,13 +171,10 @@ TEST(OutOfCoreFromFile, ChunksInPartsGiveTheSameBits) {
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
   for (const char *example : {"gcn.saga", "gat.saga", "graphsage.saga"}) {
     SCOPED_TRACE(example);
-    CompileOptions co;
-    co.training = true;
-    co.threads = 2;
-    auto ref = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + example, co);
-    auto streamed = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + example, co);
+    std::unique_ptr<Model> ref = compileExample(example),
+                           streamed = compileExample(example);
     ASSERT_TRUE(ref && streamed);
-    Model &a = **ref, &b = **streamed;
+    Model &a = *ref, &b = *streamed;
     const Graph &g = graphFor("cora", a.selfLoops());
     bindInputs(a, g, "cora", example);
     ForwardOptions fo;

@@ -79,13 +79,9 @@ class SourceIntervals
 
 TEST_P(SourceIntervals, SameBitsForAnyChunkCount) {
   auto [file, opt] = GetParam();
-  CompileOptions co;
-  co.training = true;
-  co.optLevel = opt;
-  co.threads = 2;
-  auto model = Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + file, co);
-  ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
-  Model &m = **model;
+  std::unique_ptr<Model> model = compileExample(file, opt);
+  ASSERT_TRUE(model);
+  Model &m = *model;
   for (const char *graphName : {"cora", "hub"}) {
     SCOPED_TRACE(graphName);
     const Graph &g = graphFor(graphName, m.selfLoops());

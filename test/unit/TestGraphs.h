@@ -106,6 +106,23 @@ inline void bindInputs(saga::Model &m, const saga::Graph &g,
   m.initParams(hashString(key));
 }
 
+/// An example model compiled for training (2 threads), or null after a
+/// test failure saying why.
+inline std::unique_ptr<saga::Model> compileExample(const std::string &file,
+                                                   unsigned optLevel = 2) {
+  saga::CompileOptions co;
+  co.training = true;
+  co.optLevel = optLevel;
+  co.threads = 2;
+  auto model =
+      saga::Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + file, co);
+  if (!model) {
+    ADD_FAILURE() << llvm::toString(model.takeError());
+    return nullptr;
+  }
+  return std::move(*model);
+}
+
 inline bool sameBits(const saga::Tensor &a, const saga::Tensor &b) {
   return a.shape() == b.shape() &&
          std::memcmp(a.f32(), b.f32(), size_t(a.numElements()) * 4) == 0;
