@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace saga;
@@ -231,6 +232,74 @@ private:
 DevicePool::~DevicePool() {
   for (auto &[size, p] : cached)
     std::free(p);
+  dropArena();
+}
+
+void DevicePool::dropArena() {
+  if (arena)
+    ::munmap(arena, size_t(arenaBytes));
+  arena = nullptr;
+  arenaBytes = 0;
+  freeAt.clear();
+  freeBySize.clear();
+}
+
+bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
+  if (!arena && capacity_ > 0) {
+    // Reserved, not committed: pages become resident as blocks are first
+    // written and stay so, never more than the capacity of them.
+    int64_t bytes = alignUp(capacity_);
+    void *m = ::mmap(nullptr, size_t(bytes), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+      return false; // e.g. an unbounded capacity: the heap serves
+    arena = static_cast<char *>(m);
+    arenaBytes = bytes;
+    freeAt.emplace(0, bytes);
+    freeBySize.emplace(bytes, 0);
+  }
+  auto fit = freeBySize.lower_bound(rounded);
+  if (fit == freeBySize.end())
+    return false;
+  int64_t size = fit->first, offset = fit->second;
+  freeBySize.erase(fit);
+  freeAt.erase(offset);
+  if (size > rounded) {
+    freeAt.emplace(offset + rounded, size - rounded);
+    freeBySize.emplace(size - rounded, offset + rounded);
+  }
+  arenaUsed += rounded;
+  p = arena + offset;
+  return true;
+}
+
+void DevicePool::returnToArena(int64_t offset, int64_t rounded) {
+  arenaUsed -= rounded;
+  auto eraseBySize = [&](int64_t size, int64_t at) {
+    auto [lo, hi] = freeBySize.equal_range(size);
+    for (auto it = lo; it != hi; ++it)
+      if (it->second == at) {
+        freeBySize.erase(it);
+        return;
+      }
+  };
+  auto next = freeAt.lower_bound(offset);
+  if (next != freeAt.end() && next->first == offset + rounded) {
+    rounded += next->second;
+    eraseBySize(next->second, next->first);
+    next = freeAt.erase(next);
+  }
+  if (next != freeAt.begin()) {
+    auto prev = std::prev(next);
+    if (prev->first + prev->second == offset) {
+      offset = prev->first;
+      rounded += prev->second;
+      eraseBySize(prev->second, prev->first);
+      freeAt.erase(prev);
+    }
+  }
+  freeAt.emplace(offset, rounded);
+  freeBySize.emplace(rounded, offset);
 }
 
 llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
@@ -246,14 +315,19 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
           std::to_string(capacity_) + " bytes in use");
     used_ += bytes;
     peak_ = std::max(peak_, used_);
-    // A freed block of the same size is reused (no page faults); cached
-    // blocks count against the capacity, so some go when room is needed.
+    if (takeFromArena(rounded, p))
+      return DeviceBuffer{p, bytes};
+    ++heapCount;
+    // A freed heap block of the same size is reused (no page faults);
+    // cached blocks count against the capacity, so some go when room is
+    // needed.
     if (auto it = cached.find(rounded); it != cached.end()) {
       p = it->second;
       cachedBytes -= rounded;
       cached.erase(it);
     }
-    while (!p && !cached.empty() && used_ + cachedBytes > capacity_) {
+    while (!p && !cached.empty() &&
+           used_ + cachedBytes > capacity_) {
       auto it = cached.begin();
       std::free(it->second);
       cachedBytes -= it->first;
@@ -275,6 +349,10 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
 void DevicePool::setCapacity(int64_t capacity) {
   std::lock_guard<std::mutex> lock(mutex);
   capacity_ = capacity;
+  // A larger capacity gets a larger arena once nothing is in it; a smaller
+  // one keeps the arena (its pages are bounded by the largest capacity).
+  if (arena && alignUp(capacity) > arenaBytes && arenaUsed == 0)
+    dropArena();
   while (!cached.empty() && used_ + cachedBytes > capacity_) {
     auto it = cached.begin();
     std::free(it->second);
@@ -294,6 +372,12 @@ void DevicePool::release(DeviceBuffer &buffer) {
   std::lock_guard<std::mutex> lock(mutex);
   used_ -= buffer.bytes;
   int64_t rounded = alignUp(std::max<int64_t>(buffer.bytes, 1));
+  char *at = static_cast<char *>(buffer.data);
+  if (arena && at >= arena && at < arena + arenaBytes) {
+    returnToArena(at - arena, rounded);
+    buffer = DeviceBuffer();
+    return;
+  }
   cached.emplace(rounded, buffer.data);
   cachedBytes += rounded;
   buffer = DeviceBuffer();
@@ -307,6 +391,11 @@ int64_t DevicePool::used() const {
 int64_t DevicePool::peak() const {
   std::lock_guard<std::mutex> lock(mutex);
   return peak_;
+}
+
+int64_t DevicePool::heapAllocations() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return heapCount;
 }
 
 NextTier::~NextTier() = default;

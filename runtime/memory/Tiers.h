@@ -33,6 +33,11 @@ struct DeviceBuffer {
   int64_t bytes = 0;
 };
 
+/// The device tier: an arena of the capacity, reserved once and reused
+/// from run to run (best fit, neighbours coalesced), so a block taken again
+/// costs no page faults; a request the arena's fragments cannot hold is
+/// served from the heap, still within the capacity. On a GPU the arena is
+/// one device allocation.
 class DevicePool {
 public:
   explicit DevicePool(int64_t capacity) : capacity_(capacity) {}
@@ -53,12 +58,22 @@ public:
   void setCapacity(int64_t capacity);
   int64_t used() const;
   int64_t peak() const;
+  /// Allocations the arena could not hold (served from the heap).
+  int64_t heapAllocations() const;
 
 private:
+  bool takeFromArena(int64_t rounded, void *&p);
+  void returnToArena(int64_t offset, int64_t rounded);
+  void dropArena();
+
   int64_t capacity_;
   mutable std::mutex mutex;
   int64_t used_ = 0, peak_ = 0;
-  std::multimap<int64_t, void *> cached; // freed blocks by rounded size
+  char *arena = nullptr;
+  int64_t arenaBytes = 0, arenaUsed = 0, heapCount = 0;
+  std::map<int64_t, int64_t> freeAt;            // offset -> size
+  std::multimap<int64_t, int64_t> freeBySize;   // size -> offset
+  std::multimap<int64_t, void *> cached; // freed heap blocks by rounded size
   int64_t cachedBytes = 0;
 };
 

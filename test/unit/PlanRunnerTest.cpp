@@ -193,6 +193,72 @@ TEST(PlanRunner, PoolRefusesPastItsCapacity) {
   EXPECT_EQ(pool.peak(), 60);
 }
 
+TEST(PlanRunner, PoolArenaReusesCoalescesAndFallsBackToTheHeap) {
+  constexpr int64_t kPage = 4096;
+  DevicePool pool(8 * kPage);
+  auto a = pool.allocate(3 * kPage, "a"), b = pool.allocate(2 * kPage, "b"),
+       c = pool.allocate(3 * kPage, "c");
+  ASSERT_TRUE(a && b && c);
+  // Blocks are page aligned, disjoint and writable; all eight pages held.
+  char *pa = static_cast<char *>(a->data), *pb = static_cast<char *>(b->data),
+       *pc = static_cast<char *>(c->data);
+  for (char *p : {pa, pb, pc})
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % kPage, 0u);
+  EXPECT_EQ(pb, pa + 3 * kPage);
+  EXPECT_EQ(pc, pb + 2 * kPage);
+  std::memset(pa, 1, 3 * kPage);
+  std::memset(pc, 3, 3 * kPage);
+  // Freed neighbours merge: a (3 pages) and b (2) give back one 5-page hole
+  // that a 5-page block takes, at a's address.
+  pool.release(*b);
+  pool.release(*a);
+  auto d = pool.allocate(5 * kPage, "d");
+  ASSERT_TRUE(bool(d));
+  EXPECT_EQ(d->data, pa);
+  EXPECT_EQ(pool.heapAllocations(), 0);
+  // Blocks are split from the front of a hole, the smallest that fits.
+  pool.release(*d);
+  auto e = pool.allocate(3 * kPage, "e");
+  ASSERT_TRUE(bool(e));
+  EXPECT_EQ(e->data, pa);
+  pool.release(*c);
+  auto f = pool.allocate(1 * kPage, "f");
+  ASSERT_TRUE(bool(f));
+  EXPECT_EQ(static_cast<char *>(f->data), pa + 3 * kPage); // best fit
+  pool.release(*e);
+  auto g = pool.allocate(3 * kPage + 1, "g"); // rounds to 4 pages: 3 + 4 free
+  ASSERT_TRUE(bool(g));
+  EXPECT_EQ(static_cast<char *>(g->data), pa + 4 * kPage);
+  auto h = pool.allocate(3 * kPage, "h");
+  ASSERT_TRUE(bool(h));
+  EXPECT_EQ(h->data, pa);
+  EXPECT_EQ(pool.heapAllocations(), 0);
+  pool.release(*h);
+  pool.release(*f);
+  // g holds pages 4-7: a 4-page block fits the hole before it, 5 pages do
+  // not fit the capacity at all.
+  EXPECT_FALSE(bool(pool.allocate(5 * kPage, "too big")));
+  auto i = pool.allocate(4 * kPage, "i");
+  ASSERT_TRUE(bool(i));
+  EXPECT_EQ(i->data, pa);
+  pool.release(*i);
+  pool.release(*g);
+  EXPECT_EQ(pool.used(), 0);
+  // Fragmentation with room left in the capacity: the heap serves it.
+  auto j = pool.allocate(2 * kPage, "j"), k = pool.allocate(2 * kPage, "k"),
+       l = pool.allocate(2 * kPage, "l");
+  ASSERT_TRUE(j && k && l);
+  pool.release(*k); // free: pages 2-3 and 6-7, 4 pages of 8 in use
+  auto m = pool.allocate(3 * kPage, "m");
+  ASSERT_TRUE(bool(m));
+  EXPECT_EQ(pool.heapAllocations(), 1);
+  std::memset(m->data, 7, 3 * kPage);
+  EXPECT_EQ(pool.used(), 7 * kPage);
+  for (auto *x : {&*j, &*l, &*m})
+    pool.release(*x);
+  EXPECT_EQ(pool.used(), 0);
+}
+
 TEST(PlanRunner, UnwritableScratchFolderIsAnError) {
   auto tier = NextTier::inFolder("/nonexistent-scratch");
   ASSERT_FALSE(bool(tier));
