@@ -8,6 +8,12 @@
 // innermost loop always runs over the contiguous feature axis, which is what
 // LLVM vectorises.
 //
+// Loops say how a GPU's lanes may share them (`saga.lanes`, ignored on the
+// CPU): "parallel" where iterations write disjoint elements and read none
+// another iteration writes (a warp's lanes take them in turn), "reduce"
+// where each iteration folds one value into one loop-invariant element
+// (lanes fold partials, then a warp shuffle). Other loops run in every lane.
+//
 //===----------------------------------------------------------------------===//
 
 #include "codegen/KernelEmitter.h"
@@ -107,13 +113,26 @@ public:
   /// `for i in [0, n)`: the body runs with the insertion point inside.
   void forEach(int64_t n, function_ref<void(Value)> body) {
     if (n == 1) {
+      lanes = nullptr; // no loop to share
       body(index(0));
       return;
     }
     forRange(index(0), index(n), body);
   }
+  /// The same, marked for a GPU's lanes (`saga.lanes`, see the header).
+  void forEachParallel(int64_t n, function_ref<void(Value)> body) {
+    lanes = "parallel";
+    forEach(n, body);
+  }
+  void forEachReduce(int64_t n, function_ref<void(Value)> body) {
+    lanes = "reduce";
+    forEach(n, body);
+  }
   void forRange(Value lo, Value hi, function_ref<void(Value)> body) {
     auto loop = scf::ForOp::create(b, loc, lo, hi, index(1));
+    if (lanes)
+      loop->setAttr("saga.lanes", b.getStringAttr(lanes));
+    lanes = nullptr;
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(loop.getBody()->getTerminator());
     body(loop.getInductionVar());
@@ -124,6 +143,12 @@ public:
                function_ref<void(ArrayRef<Value>)> body) {
     if (ivs.size() == shape.size()) {
       body(ivs);
+      return;
+    }
+    if (shape[ivs.size()] == 1) { // no loop; a pending mark goes deeper
+      ivs.push_back(index(0));
+      forNest(shape, ivs, body);
+      ivs.pop_back();
       return;
     }
     forEach(shape[ivs.size()], [&](Value iv) {
@@ -148,7 +173,7 @@ public:
   }
 
   void copy(const RowVal &from, const RowVal &to) {
-    forEach(from.numElements(),
+    forEachParallel(from.numElements(),
             [&](Value i) { store(to, i, load(from, i)); });
   }
 
@@ -208,6 +233,8 @@ public:
   /// the backward finds the winning edges by comparing its own evaluation
   /// with the forward output, and LLVM fuses into FMAs case by case.
   bool exact = false;
+  /// `saga.lanes` of the next loop made (forEachParallel, forEachReduce).
+  const char *lanes = nullptr;
 
 private:
   RowVal elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
@@ -222,7 +249,7 @@ RowVal Emitter::elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
     return r.shape == SmallVector<int64_t>(outShape) || r.numElements() == 1;
   });
   if (flat) {
-    forEach(n, [&](Value i) {
+    forEachParallel(n, [&](Value i) {
       SmallVector<Value> xs;
       for (const RowVal &r : ins)
         xs.push_back(load(r, r.numElements() == 1 ? index(0) : i));
@@ -231,6 +258,7 @@ RowVal Emitter::elementwise(ArrayRef<RowVal> ins, ArrayRef<int64_t> outShape,
     return out;
   }
   SmallVector<Value> ivs;
+  lanes = "parallel"; // the outermost loop of the nest
   forNest(outShape, ivs, [&](ArrayRef<Value> iv) {
     SmallVector<Value> xs;
     for (const RowVal &r : ins)
@@ -275,7 +303,8 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
                                dense.getSplatValue<APFloat>().convertToDouble()));
     if (r.numElements() != 1) {
       RowVal full = newRow(r.shape, r.elemType);
-      forEach(full.numElements(), [&](Value i) { store(full, i, r.scalar); });
+      forEachParallel(full.numElements(),
+                      [&](Value i) { store(full, i, r.scalar); });
       return full;
     }
     return r;
@@ -365,7 +394,7 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
     // Keep threshold on the top 24 bits of the mixed hash.
     uint64_t threshold = uint64_t(rate * double(1 << 24));
     Value scale = f32(1.0 / (1.0 - rate));
-    forEach(x.numElements(), [&](Value i) {
+    forEachParallel(x.numElements(), [&](Value i) {
       Value h = arith::AddIOp::create(
           b, loc, base,
           arith::MulIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i64, i),
@@ -396,12 +425,12 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
     int64_t k = a.shape.back();
     int64_t m = a.numElements() / k, n = w.numElements() / k;
     RowVal out = newRow(resultShape(), a.elemType);
-    forEach(m * n, [&](Value i) { store(out, i, f32(0.0)); });
+    forEachParallel(m * n, [&](Value i) { store(out, i, f32(0.0)); });
     // out[i, j] += a[i, l] * w[l, j], j innermost (contiguous in w and out).
     forEach(m, [&](Value i) {
       forEach(k, [&](Value l) {
         Value x = load(a, add(mul(i, index(k)), l));
-        forEach(n, [&](Value j) {
+        forEachParallel(n, [&](Value j) {
           Value o = add(mul(i, index(n)), j);
           Value prod = arith::MulFOp::create(
               b, loc, x, load(w, add(mul(l, index(n)), j)), contract);
@@ -422,10 +451,13 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
     double init = kind == ReduceKind::max ? -std::numeric_limits<float>::infinity()
                   : kind == ReduceKind::min ? std::numeric_limits<float>::infinity()
                                             : 0.0;
-    forEach(pre * post, [&](Value i) { store(out, i, f32(init)); });
+    forEachParallel(pre * post, [&](Value i) { store(out, i, f32(init)); });
     forEach(pre, [&](Value p) {
+      // One output per (p, q): lanes share q, or, a single q, fold over a.
+      if (post == 1)
+        lanes = "reduce";
       forEach(len, [&](Value a) {
-        forEach(post, [&](Value q) {
+        forEachParallel(post, [&](Value q) {
           Value o = add(mul(p, index(post)), q);
           Value v = load(x, add(mul(add(mul(p, index(len)), a), index(post)), q));
           Value acc = load(out, o);
@@ -437,7 +469,7 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
       });
     });
     if (kind == ReduceKind::mean)
-      forEach(pre * post, [&](Value i) {
+      forEachParallel(pre * post, [&](Value i) {
         store(out, i,
               arith::DivFOp::create(b, loc, load(out, i), f32(double(len))));
       });
@@ -458,7 +490,7 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
     RowVal out = newRow(shape, x.elemType);
     int64_t inBlock = x.shape[axis] * inner, block = shape[axis] * inner;
     forEach(outer, [&](Value o) {
-      forEach(block, [&](Value j) {
+      forEachParallel(block, [&](Value j) {
         Value v = load(x, add(add(mul(o, index(inBlock)), index(start)), j));
         store(out, add(mul(o, index(block)), j), v);
       });
@@ -476,7 +508,7 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
       RowVal x = in(i);
       int64_t block = x.shape[axis] * inner;
       forEach(outer, [&](Value o) {
-        forEach(block, [&](Value j) {
+        forEachParallel(block, [&](Value j) {
           Value v = load(x, add(mul(o, index(block)), j));
           store(out, add(add(mul(o, index(outBlock)), index(at)), j), v);
         });
@@ -998,11 +1030,13 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
             e.copy(s, r);
         },
         [&] {
-          e.forEach(width, [&](Value i) { e.store(acc, i, e.f32(init)); });
+          e.forEachParallel(width,
+                            [&](Value i) { e.store(acc, i, e.f32(init)); });
           if (lse)
-            e.forEach(width, [&](Value i) { e.store(lseSum, i, e.f32(0.0)); });
+            e.forEachParallel(
+                width, [&](Value i) { e.store(lseSum, i, e.f32(0.0)); });
           if (softmax)
-            e.forEach(heads, [&](Value h) {
+            e.forEachParallel(heads, [&](Value h) {
               e.store(runMax, h,
                       e.f32(-std::numeric_limits<float>::infinity()));
               e.store(runSum, h, e.f32(0.0));
@@ -1022,7 +1056,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       }
       RowVal msg = (*yields)[0];
       if (lse) {
-        e.forEach(width, [&](Value i) {
+        e.forEachParallel(width, [&](Value i) {
           Value mOld = e.load(acc, i);
           Value x = e.load(msg, msg.numElements() == 1 ? e.index(0) : i);
           Value mNew = arith::MaximumFOp::create(b, loc, mOld, x);
@@ -1040,7 +1074,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         return;
       }
       if (!softmax) {
-        e.forEach(width, [&](Value i) {
+        e.forEachParallel(width, [&](Value i) {
           Value a = e.load(acc, i), m = e.load(msg, msg.numElements() == 1 ? e.index(0) : i);
           Value r = kind == GatherKind::max   ? Value(arith::MaximumFOp::create(b, loc, a, m))
                     : kind == GatherKind::min ? Value(arith::MinimumFOp::create(b, loc, a, m))
@@ -1061,7 +1095,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                 arith::AddFOp::create(
                     b, loc, arith::MulFOp::create(b, loc, e.load(runSum, h), scale), w));
         e.store(runMax, h, mNew);
-        e.forEach(per, [&](Value j) {
+        e.forEachParallel(per, [&](Value j) {
           Value i = e.add(e.mul(h, e.index(per)), j);
           Value a = arith::MulFOp::create(b, loc, e.load(acc, i), scale);
           Value m = arith::MulFOp::create(b, loc, e.load(msg, i), w);
@@ -1099,7 +1133,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
         arith::IndexCastOp::create(b, loc, b.getI64Type(),
                                    arith::SubIOp::create(b, loc, hi, lo)));
     Value empty = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lo, hi);
-    e.forEach(width, [&](Value i) {
+    e.forEachParallel(width, [&](Value i) {
       Value a = e.load(acc, i);
       switch (kind) {
       case GatherKind::mean:

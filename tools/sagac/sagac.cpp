@@ -13,7 +13,9 @@
 
 #include "Commands.h"
 
-#include "codegen/CpuJit.h"
+#include "codegen/cpu/CpuJit.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/cuda/Nvrtc.h"
 #include "parser/FrontEnd.h"
 #include "passes/Passes.h"
 
@@ -35,7 +37,7 @@ using namespace mlir;
 namespace cl = llvm::cl;
 
 namespace {
-enum class Emit { Saga, Plan, Chunked, LLVM };
+enum class Emit { Saga, Plan, Chunked, LLVM, Cuda, Ptx };
 
 cl::OptionCategory category("sagac options");
 cl::SubCommand runCommand("run", "Run a forward pass of a model on a dataset");
@@ -178,8 +180,18 @@ cl::opt<Emit> emit("emit", cl::desc("What to produce"), cl::init(Emit::Saga),
                                          "the plan with its saga.schedule for "
                                          "--memory-budget and --graph-size"),
                               clEnumValN(Emit::LLVM, "llvm",
-                                         "the plan with kernels in the LLVM dialect")),
+                                         "the plan with kernels in the LLVM dialect"),
+                              clEnumValN(Emit::Cuda, "cuda",
+                                         "the plan's kernels as CUDA C++"),
+                              clEnumValN(Emit::Ptx, "ptx",
+                                         "the plan's kernels compiled by NVRTC "
+                                         "for --cuda-arch (PTX)")),
                    cl::cat(category));
+cl::opt<int> cudaArch(
+    "cuda-arch",
+    cl::desc("With --emit=ptx: the GPU architecture, e.g. 80 or sm_90 "
+             "(default 90)"),
+    cl::init(90), cl::cat(category));
 cl::opt<bool> verifyDiagnostics(
     "verify-diagnostics",
     cl::desc("Check diagnostics against expected-* comments in the input "
@@ -223,6 +235,32 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
       saga::buildKernelToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
       return failure();
+  }
+  if (emit == Emit::Cuda || emit == Emit::Ptx) {
+    auto source = saga::cuda::emitCuda(*module);
+    if (!source) {
+      llvm::errs() << "sagac: error: " << llvm::toString(source.takeError())
+                   << "\n";
+      return failure();
+    }
+    if (emit == Emit::Cuda) {
+      os << source->code;
+      return success();
+    }
+    auto nvrtc = saga::cuda::Nvrtc::load();
+    if (!nvrtc) {
+      llvm::errs() << "sagac: error: " << llvm::toString(nvrtc.takeError())
+                   << "\n";
+      return failure();
+    }
+    auto compiled = (*nvrtc)->compile(source->code, cudaArch, false);
+    if (!compiled) {
+      llvm::errs() << "sagac: error: " << llvm::toString(compiled.takeError())
+                   << "\n";
+      return failure();
+    }
+    os << compiled->ptx;
+    return success();
   }
   module->print(os);
   os << "\n";

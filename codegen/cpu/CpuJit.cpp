@@ -1,6 +1,6 @@
 //===- CpuJit.cpp - kernels to native code through the LLVM JIT -----------===//
 
-#include "codegen/CpuJit.h"
+#include "codegen/cpu/CpuJit.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
