@@ -2,7 +2,7 @@
 
 #include "passes/Passes.h"
 
-#include "codegen/CpuJit.h"
+#include "codegen/cpu/CpuJit.h"
 
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"

@@ -2,11 +2,12 @@
 
 #include "runtime/Model.h"
 
-#include "codegen/CpuJit.h"
+#include "codegen/cpu/CpuJit.h"
 #include "dialect/Saga.h"
 #include "parser/FrontEnd.h"
 #include "passes/Passes.h"
 #include "runtime/exec/Executor.h"
+#include "runtime/exec/KernelDevice.h"
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/Timing.h"
 
@@ -48,7 +49,7 @@ struct Model::Impl {
   MLIRContext ctx;
   OwningOpRef<ModuleOp> plan, trainPlan;
   ModelOp model, trainModel;
-  std::unique_ptr<CpuKernels> kernels, trainKernels;
+  std::unique_ptr<KernelDevice> kernels, trainKernels;
   std::unique_ptr<ThreadPool> pool;
   CompileStats stats;
   std::vector<ValueInfo> inputInfo, paramInfo;
@@ -156,17 +157,31 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
   auto kernels = CpuKernels::compile(*impl->plan);
   if (!kernels)
     return kernels.takeError();
-  impl->kernels = std::move(*kernels);
-  impl->stats.jit = impl->kernels->compileSeconds();
+  impl->stats.jit = (*kernels)->compileSeconds();
+  impl->kernels = cpuKernelDevice(std::move(*kernels));
   if (options.training) {
     auto trainKernels = CpuKernels::compile(*impl->trainPlan);
     if (!trainKernels)
       return trainKernels.takeError();
-    impl->trainKernels = std::move(*trainKernels);
-    impl->stats.jit += impl->trainKernels->compileSeconds();
+    impl->stats.jit += (*trainKernels)->compileSeconds();
+    impl->trainKernels = cpuKernelDevice(std::move(*trainKernels));
   }
   impl->pool = std::make_unique<ThreadPool>(std::max(1u, options.threads));
   return std::unique_ptr<Model>(new Model(std::move(impl)));
+}
+
+llvm::Error Model::setKernelDevice(const KernelDeviceFactory &make) {
+  auto forward = make(*impl->plan);
+  if (!forward)
+    return forward.takeError();
+  if (impl->trainPlan) {
+    auto train = make(*impl->trainPlan);
+    if (!train)
+      return train.takeError();
+    impl->trainKernels = std::move(*train);
+  }
+  impl->kernels = std::move(*forward);
+  return llvm::Error::success();
 }
 
 const CompileStats &Model::compileStats() const { return impl->stats; }
@@ -351,7 +366,7 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
 }
 
 llvm::Expected<Model::RunResult>
-Model::run(ModelOp plan, const CpuKernels &kernels,
+Model::run(ModelOp plan, const KernelDevice &kernels,
            const ForwardOptions &options, uint64_t seed,
            ExecutionContext::VertexOutputs outputs) {
   if (!impl->graph)

@@ -25,6 +25,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,7 +33,7 @@
 
 namespace saga {
 
-class CpuKernels;
+class KernelDevice;
 class ModelOp;
 
 struct CompileOptions {
@@ -141,6 +142,15 @@ public:
   /// The execution plan (saga dialect, plan level), for inspection.
   std::string planIR() const;
 
+  /// Where the generated kernels run: the CPU (the default), or a device
+  /// `make` builds from a plan module (its kernel functions), once for the
+  /// inference plan and once for the training plan. The executors, GEMMs
+  /// and losses stay as they are.
+  using KernelDeviceFactory =
+      std::function<llvm::Expected<std::unique_ptr<KernelDevice>>(
+          mlir::ModuleOp plan)>;
+  llvm::Error setKernelDevice(const KernelDeviceFactory &make);
+
   /// The inference (or training) plan's steps, sized for the graph set, as
   /// a memory-planning problem (see analysis/PlanMemory.h).
   llvm::Expected<PlanMemory> memoryProblem(bool training, int64_t pinBelow,
@@ -193,7 +203,7 @@ private:
     std::vector<std::pair<std::string, double>> profile;
   };
   llvm::Expected<RunResult>
-  run(ModelOp plan, const CpuKernels &kernels, const ForwardOptions &options,
+  run(ModelOp plan, const KernelDevice &kernels, const ForwardOptions &options,
       uint64_t seed,
       ExecutionContext::VertexOutputs outputs =
           ExecutionContext::VertexOutputs::Rows);

@@ -5,7 +5,7 @@
 #include "analysis/ChunkPlan.h"
 #include "runtime/exec/ExecHelpers.h"
 
-#include "codegen/CpuJit.h"
+#include "runtime/exec/KernelDevice.h"
 #include "codegen/KernelEmitter.h"
 
 #include "mlir/IR/AsmState.h"
@@ -199,10 +199,9 @@ llvm::Error ChunkedRun::readInput(int t, void *to, int64_t bytes) {
 }
 
 llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
-  CpuKernels::Packed kernel = ctx.kernels->lookup(op.getCallee());
   auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       op, op.getCalleeAttr());
-  if (!kernel || !fn)
+  if (!ctx.kernels->has(op.getCallee()) || !fn)
     return errorAt(op, "kernel '" + op.getCallee().str() + "' was not compiled");
   bool reversed = fn->hasAttr("saga.reversed");
   bool overEdges = op.getPropagate() || op.getEdgeMap();
@@ -246,26 +245,31 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   std::vector<int64_t> tasks =
       window(!overEdges ? mapBlocks : reversed ? outBlocks : inBlocks, j);
   // One kernel call over the rows of interval j, with `csr` in front.
+  FirstError failures; // a device's launch error, from any task
   auto run = [&](std::vector<FlatMemRef> all, int64_t phase) {
+    std::vector<KernelArg> args;
+    const size_t shift = all.size() - buffers.size();
+    for (size_t b = 0; b < all.size(); ++b) {
+      if (phaseAt != size_t(-1) && b == phaseAt + shift)
+        args.push_back(KernelArg::i64(phase));
+      args.push_back(KernelArg::buffer(all[b].aligned, all[b].size));
+    }
     ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t task) {
       int64_t begin = tasks[size_t(task)], end = tasks[size_t(task) + 1];
-      int64_t seed = static_cast<int64_t>(ctx.seed), ph = phase;
-      std::vector<FlatMemRef> local = all;
-      std::vector<void *> args{&begin, &end, &seed};
-      const size_t shift = local.size() - buffers.size();
-      for (size_t b = 0; b < local.size(); ++b) {
-        FlatMemRef &m = local[b];
-        if (phaseAt != size_t(-1) && b == phaseAt + shift)
-          args.push_back(&ph);
-        args.insert(args.end(),
-                    {&m.allocated, &m.aligned, &m.offset, &m.size, &m.stride});
-      }
-      kernel(args.data());
+      if (llvm::Error e = ctx.kernels->launch(
+              op.getCallee(), begin, end, static_cast<int64_t>(ctx.seed), args))
+        failures.note(std::move(e));
     });
+  };
+  auto launchFailure = [&]() -> llvm::Error {
+    if (llvm::Error e = failures.take())
+      return errorAt(op, "on the " + ctx.kernels->name() + ": " +
+                             llvm::toString(std::move(e)));
+    return llvm::Error::success();
   };
   if (!overEdges) {
     run(buffers, kPhaseWhole);
-    return llvm::Error::success();
+    return launchFailure();
   }
   // The chunk, in one or more parts (a file's skewed chunk in bounded
   // pieces): a propagation resumes its rows after the first part of its
@@ -296,8 +300,13 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
         }
         run(std::move(all), phase);
         ++part;
-        return llvm::Error::success();
+        return failures.failed() ? llvm::createStringError("a launch failed")
+                                 : llvm::Error::success();
       });
+  if (failures.failed()) {
+    llvm::consumeError(std::move(e));
+    return launchFailure();
+  }
   if (e)
     return errorAt(op, llvm::toString(std::move(e)));
   return llvm::Error::success();

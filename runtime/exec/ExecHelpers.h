@@ -20,6 +20,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <atomic>
+#include <mutex>
 #include <vector>
 
 namespace saga::exec {
@@ -44,6 +46,31 @@ struct FlatMemRef {
 inline FlatMemRef flat(void *data, int64_t size) {
   return {data, data, 0, size, 1};
 }
+
+/// The first error of concurrent tasks (the rest are dropped).
+class FirstError {
+public:
+  void note(llvm::Error e) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (first)
+      llvm::consumeError(std::move(e));
+    else
+      first = std::move(e);
+    failed_ = true;
+  }
+  bool failed() const { return failed_; }
+  llvm::Error take() {
+    std::lock_guard<std::mutex> lock(mutex);
+    failed_ = false;
+    return first ? std::move(first) : llvm::Error::success();
+  }
+  ~FirstError() { llvm::consumeError(std::move(first)); }
+
+private:
+  std::mutex mutex;
+  llvm::Error first = llvm::Error::success();
+  std::atomic<bool> failed_{false};
+};
 
 inline std::vector<int64_t> shapeOf(Type type, int64_t rows) {
   std::vector<int64_t> shape;

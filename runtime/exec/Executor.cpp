@@ -4,7 +4,7 @@
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/FastExp.h"
 
-#include "codegen/CpuJit.h"
+#include "runtime/exec/KernelDevice.h"
 #include "codegen/KernelEmitter.h"
 #include "dialect/Saga.h"
 
@@ -120,8 +120,7 @@ llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
 }
 
 llvm::Error Run::launch(LaunchOp op) {
-  CpuKernels::Packed kernel = ctx.kernels->lookup(op.getCallee());
-  if (!kernel)
+  if (!ctx.kernels->has(op.getCallee()))
     return errorAt(op, "kernel '" + op.getCallee().str() + "' was not compiled");
   std::vector<FlatMemRef> buffers;
   auto kernelFn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
@@ -223,6 +222,7 @@ llvm::Error Run::launch(LaunchOp op) {
   const std::vector<int64_t> &blocks =
       !overEdges ? mapBlocks : reversed ? outBlocks : inBlocks;
   int64_t phase = kPhaseWhole;
+  FirstError failures; // a device's launch error, from any task
   auto runTask = [&](int64_t task) {
     int64_t begin = blocks[task], end = blocks[task + 1];
     int64_t seed = static_cast<int64_t>(ctx.seed);
@@ -245,18 +245,17 @@ llvm::Error Run::launch(LaunchOp op) {
       local[summed[i].buffer].aligned = base;
       local[summed[i].buffer].size = elements;
     }
-    std::vector<void *> args{&begin, &end, &seed};
+    std::vector<KernelArg> args;
     for (size_t k = 0; k < local.size(); ++k) {
-      FlatMemRef &m = local[k];
       if (k == phaseAt)
-        args.push_back(&phase);
-      args.push_back(&m.allocated);
-      args.push_back(&m.aligned);
-      args.push_back(&m.offset);
-      args.push_back(&m.size);
-      args.push_back(&m.stride);
+        args.push_back(KernelArg::i64(phase));
+      args.push_back(KernelArg::buffer(local[k].aligned, local[k].size));
     }
-    kernel(args.data());
+    if (llvm::Error e = ctx.kernels->launch(op.getCallee(), begin, end, seed,
+                                            args)) {
+      failures.note(std::move(e));
+      return;
+    }
     if (!(phase & kPhaseFinish))
       return; // rows not final yet
     for (size_t i = 0; i < summed.size(); ++i)
@@ -273,8 +272,13 @@ llvm::Error Run::launch(LaunchOp op) {
       phase = (c > 0 ? kPhaseResume : 0) |
               (c + 1 == chunks->numChunks() ? kPhaseFinish : 0);
       ctx.pool->parallelFor(blocks.size() - 1, runTask);
+      if (failures.failed())
+        break;
     }
   }
+  if (llvm::Error e = failures.take())
+    return errorAt(op, "on the " + ctx.kernels->name() + ": " +
+                           llvm::toString(std::move(e)));
   for (size_t i = 0; i < summed.size(); ++i) {
     Value r = summed[i].result;
     SumRowsOp sum = onlySummed(r);

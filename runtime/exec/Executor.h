@@ -26,7 +26,7 @@
 
 namespace saga {
 
-class CpuKernels;
+class KernelDevice;
 class ModelOp;
 
 /// Rows [begin, end) of a streamed graph input (e.g. features read from a
@@ -37,7 +37,7 @@ using RowReader =
 struct ExecutionContext {
   const Graph *graph = nullptr;
   ThreadPool *pool = nullptr;
-  const CpuKernels *kernels = nullptr;
+  const KernelDevice *kernels = nullptr; // where generated kernels run
   const llvm::StringMap<Tensor> *inputs = nullptr; // by graph-input name
   const llvm::StringMap<Tensor> *params = nullptr; // by parameter name
   std::vector<int32_t> lossMask; // empty: all labelled vertices

@@ -1,0 +1,119 @@
+//===- CudaCompileTest.cpp - every kernel through NVRTC and ptxas ---------===//
+//
+// Every example's kernels (inference and training plans, -O0 and -O2),
+// printed as CUDA, compile with NVRTC for sm_80 and sm_90, and ptxas -v
+// reports no spills and no stack frame for any of them. Skipped, saying
+// so, where NVRTC or ptxas is not installed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "codegen/cuda/CudaEmitter.h"
+#include "codegen/cuda/Nvrtc.h"
+#include "dialect/Saga.h"
+#include "parser/FrontEnd.h"
+#include "passes/Passes.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <tuple>
+
+using namespace saga;
+
+namespace {
+using Param = std::tuple<const char *, unsigned, bool>;
+
+std::string cudaOf(const std::string &file, unsigned opt, bool training) {
+  llvm::SourceMgr sm;
+  auto buffer = llvm::MemoryBuffer::getFile(std::string(SAGA_EXAMPLES_DIR "/") + file);
+  EXPECT_TRUE(bool(buffer));
+  sm.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
+  mlir::DialectRegistry registry;
+  registerSagaDialects(registry);
+  mlir::MLIRContext ctx(registry);
+  auto module = compileSaga(sm, ctx);
+  EXPECT_TRUE(bool(module));
+  mlir::PassManager pm(&ctx);
+  buildLowerToPlanPipeline(pm, {opt, training, {}});
+  EXPECT_TRUE(mlir::succeeded(pm.run(*module)));
+  auto source = cuda::emitCuda(*module);
+  if (!source) {
+    ADD_FAILURE() << llvm::toString(source.takeError());
+    return "";
+  }
+  return source->code;
+}
+} // namespace
+
+class CudaCompile : public testing::TestWithParam<Param> {};
+
+TEST_P(CudaCompile, NvrtcAndPtxasAcceptEveryKernelWithoutSpills) {
+  auto [file, opt, training] = GetParam();
+  auto nvrtc = cuda::Nvrtc::load();
+  if (!nvrtc)
+    GTEST_SKIP() << llvm::toString(nvrtc.takeError());
+  if (std::string(SAGA_PTXAS).empty())
+    GTEST_SKIP() << "ptxas was not found at configure time";
+  std::string source = cudaOf(file, opt, training);
+  ASSERT_FALSE(source.empty());
+  size_t kernels = 0;
+  for (size_t at = 0; (at = source.find("__global__", at)) != std::string::npos; ++at)
+    ++kernels;
+  for (int arch : {80, 90}) {
+    auto compiled = (*nvrtc)->compile(source, arch, false);
+    ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
+    std::string base = std::string(SAGA_TEST_SCRATCH_DIR "/") + file + "-O" +
+                       std::to_string(opt) + (training ? "-train" : "") +
+                       "-sm_" + std::to_string(arch);
+    {
+      std::ofstream out(base + ".ptx");
+      out << compiled->ptx;
+    }
+    std::string cmd = std::string(SAGA_PTXAS) + " -v -arch=sm_" +
+                      std::to_string(arch) + " " + base + ".ptx -o " + base +
+                      ".cubin 2>&1";
+    FILE *p = popen(cmd.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string out;
+    char line[512];
+    while (fgets(line, sizeof line, p))
+      out += line;
+    ASSERT_EQ(pclose(p), 0) << out;
+    // One "Used N registers" and one stack/spill line per kernel.
+    std::regex used(R"(Used (\d+) registers)"), spill(
+        R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+    size_t seen = 0, maxRegs = 0;
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), used);
+         it != std::sregex_iterator(); ++it, ++seen)
+      maxRegs = std::max<size_t>(maxRegs, std::stoul((*it)[1]));
+    EXPECT_EQ(seen, kernels) << out;
+    for (auto it = std::sregex_iterator(out.begin(), out.end(), spill);
+         it != std::sregex_iterator(); ++it) {
+      EXPECT_EQ((*it)[1], "0") << "stack frame: " << out;
+      EXPECT_EQ((*it)[2], "0") << "spill stores: " << out;
+      EXPECT_EQ((*it)[3], "0") << "spill loads: " << out;
+    }
+    std::printf("sm_%d: %zu kernels, at most %zu registers per thread\n", arch,
+                kernels, maxRegs);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Examples, CudaCompile,
+    testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
+                                     "gin.saga", "ggcn.saga", "gcn_citeseer.saga"),
+                     testing::Values(0u, 2u), testing::Bool()),
+    [](const testing::TestParamInfo<Param> &info) {
+      std::string name = std::get<0>(info.param);
+      return name.substr(0, name.find('.')) + "_O" +
+             std::to_string(std::get<1>(info.param)) +
+             (std::get<2>(info.param) ? "_training" : "_inference");
+    });
