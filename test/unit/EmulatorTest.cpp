@@ -181,22 +181,22 @@ TEST(Emulator, ShuffleFromALaneAndDynamicSharedMemory) {
     EXPECT_EQ(out[size_t(t)], 50 + (63 - t) / 32) << t;
 }
 
-TEST(Emulator, DivergentBarrierIsReported) {
-  std::vector<int> out(64);
+/// Runs `kernel(int *out)` on one block of `threads`; the emulator's verdict.
+std::string runOnInts(const char *kernel, unsigned threads, Order order) {
+  std::vector<int> out(threads);
   int *op = out.data();
   void *params[] = {&op};
-  std::string err = launch(module().lookup("divergent"), params,
-                           config(1, 64, Order::Forward));
+  return launch(module().lookup(kernel), params, config(1, threads, order));
+}
+
+TEST(Emulator, DivergentBarrierIsReported) {
+  std::string err = runOnInts("divergent", 64, Order::Forward);
   EXPECT_NE(err.find("divergent __syncthreads"), std::string::npos) << err;
   EXPECT_NE(err.find("block (0,0,0)"), std::string::npos) << err;
 }
 
 TEST(Emulator, MismatchedBarriersAreADeadlock) {
-  std::vector<int> out(32);
-  int *op = out.data();
-  void *params[] = {&op};
-  std::string err = launch(module().lookup("mismatched"), params,
-                           config(1, 32, Order::Reverse));
+  std::string err = runOnInts("mismatched", 32, Order::Reverse);
   EXPECT_NE(err.find("deadlock"), std::string::npos) << err;
   EXPECT_NE(err.find("waits at __syncwarp"), std::string::npos) << err;
   EXPECT_NE(err.find("waits at __syncthreads"), std::string::npos) << err;
