@@ -93,7 +93,6 @@ struct BlockRun {
 
 thread_local BlockRun *currentBlock = nullptr;
 thread_local Fiber *currentFiber = nullptr;
-std::atomic<uint64_t> threadCount{0}, switchCount{0};
 
 /// From the running fiber back to its block's scheduler; returns when the
 /// scheduler resumes it.
@@ -222,7 +221,6 @@ std::string runBlock(BlockRun &b, std::vector<Stack> &stacks, Order order,
     f.stack = &stacks[i];
     f.context = ctx::make_fcontext(f.stack->top(), kStackBytes, fiberMain);
   }
-  threadCount += b.fibers.size();
   currentBlock = &b;
   std::vector<size_t> ready;
   for (;;) {
@@ -256,7 +254,6 @@ std::string runBlock(BlockRun &b, std::vector<Stack> &stacks, Order order,
       __sanitizer_finish_switch_fiber(save, nullptr, nullptr);
 #endif
       f.context = t.fctx;
-      ++switchCount;
     }
   }
 }
@@ -314,8 +311,6 @@ Order saga::emu::orderFromEnvironment() {
   return o;
 }
 
-Counters saga::emu::counters() { return {threadCount.load(), switchCount.load()}; }
-
 std::string saga::emu::launch(Entry entry, void **params,
                               const LaunchConfig &c) {
   uint64_t threads = uint64_t(c.block.x) * c.block.y * c.block.z;
@@ -332,7 +327,7 @@ std::string saga::emu::launch(Entry entry, void **params,
   std::atomic<uint64_t> next{0};
   std::mutex mutex;
   std::string error;
-  auto work = [&](unsigned worker) {
+  auto work = [&]() {
     std::vector<Stack> stacks(threads);
     for (Stack &s : stacks)
       if (!s.allocate()) {
@@ -382,14 +377,13 @@ std::string saga::emu::launch(Entry entry, void **params,
         return;
       }
     }
-    (void)worker;
   };
   if (workers == 1) {
-    work(0);
+    work();
   } else {
     std::vector<std::thread> pool;
     for (unsigned w = 0; w < workers; ++w)
-      pool.emplace_back(work, w);
+      pool.emplace_back(work);
     for (std::thread &t : pool)
       t.join();
   }

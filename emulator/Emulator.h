@@ -53,12 +53,6 @@ using Entry = void (*)(void **);
 /// (deadlock, divergent barrier, bad configuration).
 std::string launch(Entry entry, void **params, const LaunchConfig &config);
 
-/// Statistics of the last launches on this process (for tests).
-struct Counters {
-  uint64_t threads = 0, switches = 0;
-};
-Counters counters();
-
 class EmulatedModule {
 public:
   /// Compiles `source` (cached by hash in `cacheFolder`, or the default
