@@ -437,7 +437,10 @@ EmulatedModule::compile(const std::string &source, std::string &error,
     std::string name = (*it)[1];
     m->names.push_back(name);
     full += "extern \"C\" void saga_emu_entry_" + name +
-            "(void **p) { saga_emu_invoke(" + name + ", p); }\n";
+            "(void **p) { saga_emu_invoke(" + name + ", p); }\n" +
+            "extern \"C\" int saga_emu_sizes_" + name +
+            "(unsigned long *s, int max) { return saga_emu_param_sizes(" +
+            name + ", s, max); }\n";
   }
   const std::string header = SAGA_EMU_HEADER;
   const std::string compiler =
@@ -493,6 +496,16 @@ EmulatedModule::compile(const std::string &source, std::string &error,
       return nullptr;
     }
     m->entries[n] = e;
+    using SizesFn = int (*)(unsigned long *, int);
+    auto sizes = reinterpret_cast<SizesFn>(
+        dlsym(m->handle, ("saga_emu_sizes_" + n).c_str()));
+    unsigned long s[256];
+    int count = sizes ? sizes(s, 256) : -1;
+    if (count < 0 || count > 256) {
+      error = "the emulated module lacks the parameter sizes of " + n;
+      return nullptr;
+    }
+    m->sizes[n].assign(s, s + count);
   }
   return m;
 }
@@ -500,6 +513,12 @@ EmulatedModule::compile(const std::string &source, std::string &error,
 EmulatedModule::~EmulatedModule() {
   if (handle)
     dlclose(handle);
+}
+
+const std::vector<size_t> *
+EmulatedModule::paramSizes(const std::string &kernel) const {
+  auto it = sizes.find(kernel);
+  return it == sizes.end() ? nullptr : &it->second;
 }
 
 Entry EmulatedModule::lookup(const std::string &kernel) const {

@@ -64,12 +64,15 @@ public:
   /// The kernel's entry, or null.
   Entry lookup(const std::string &kernel) const;
   const std::vector<std::string> &kernels() const { return names; }
+  /// The byte sizes of the kernel's parameters, in order, or null.
+  const std::vector<size_t> *paramSizes(const std::string &kernel) const;
 
 private:
   EmulatedModule() = default;
   void *handle = nullptr;
   std::vector<std::string> names;
   std::map<std::string, Entry> entries;
+  std::map<std::string, std::vector<size_t>> sizes;
 };
 
 } // namespace saga::emu

@@ -98,5 +98,14 @@ inline void saga_emu_call(void (*f)(A...), void **p, std::index_sequence<I...>) 
 template <class... A> inline void saga_emu_invoke(void (*f)(A...), void **p) {
   saga_emu_call(f, p, std::index_sequence_for<A...>{});
 }
+/// The sizes of a kernel's parameters (what cuLaunchKernel copies when it
+/// captures the arguments); returns their number, writes at most `max`.
+template <class... A>
+inline int saga_emu_param_sizes(void (*)(A...), unsigned long *sizes, int max) {
+  const unsigned long all[] = {sizeof(A)..., 0};
+  for (int i = 0; i < int(sizeof...(A)) && i < max; ++i)
+    sizes[i] = all[i];
+  return int(sizeof...(A));
+}
 
 #endif // SAGA_CUDA_EMULATOR_H

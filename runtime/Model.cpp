@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/KernelDevice.h"
+#include "runtime/exec/cuda/CudaExecutor.h"
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/Timing.h"
 
@@ -62,6 +63,7 @@ struct Model::Impl {
   llvm::StringMap<Tensor> inputs, params;
   std::map<std::string, RowReader> rowReaders; // streamed graph inputs
   ChunkSource *chunkSource = nullptr;          // default: `chunks`
+  std::unique_ptr<CudaBackend> cuda; // with useCuda: where plans run
 
   Impl() : ctx(MLIRContext::Threading::DISABLED) {}
 };
@@ -184,6 +186,26 @@ llvm::Error Model::setKernelDevice(const KernelDeviceFactory &make) {
   return llvm::Error::success();
 }
 
+llvm::Error Model::useCuda() {
+  auto backend = CudaBackend::create();
+  if (!backend)
+    return backend.takeError();
+  for (ModuleOp plan : {*impl->plan, impl->trainPlan ? *impl->trainPlan
+                                                     : ModuleOp()})
+    if (plan)
+      if (llvm::Error e = (*backend)->addPlan(plan))
+        return e;
+  impl->cuda = std::move(*backend);
+  return llvm::Error::success();
+}
+
+std::string Model::deviceName() const {
+  if (impl->cuda)
+    return impl->cuda->describe();
+  return "CPU, " + std::to_string(impl->pool->size()) + " thread" +
+         (impl->pool->size() == 1 ? "" : "s");
+}
+
 const CompileStats &Model::compileStats() const { return impl->stats; }
 std::vector<ValueInfo> Model::inputs() const { return impl->inputInfo; }
 std::vector<ValueInfo> Model::params() const { return impl->paramInfo; }
@@ -240,6 +262,8 @@ llvm::Error Model::setGraph(const Graph &graph) {
     impl->chunks = std::make_unique<EdgeChunkCache>(graph);
     impl->chunkedPlans = std::make_unique<ChunkedPlanCache>();
   }
+  if (impl->cuda)
+    impl->cuda->invalidateGraph();
   impl->graph = &graph;
   return llvm::Error::success();
 }
@@ -270,6 +294,8 @@ llvm::Error Model::setInput(llvm::StringRef name, Tensor value) {
                                    name.str() + "'");
   impl->rowReaders.erase(name.str());
   impl->inputs[name] = std::move(value);
+  if (impl->cuda)
+    impl->cuda->invalidateInput(name.str());
   return llvm::Error::success();
 }
 
@@ -425,8 +451,13 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ChunkedStats chunked;
   if (options.memoryBudget < 0)
     return llvm::createStringError("the memory budget must be positive");
+  if (impl->cuda && options.memoryBudget > 0)
+    return llvm::createStringError(
+        "a memory budget runs on the CPU only: the CUDA executor does not "
+        "stream chunked plans yet (run with --device cpu)");
   auto results =
-      options.memoryBudget > 0
+      impl->cuda ? impl->cuda->execute(plan, ec)
+      : options.memoryBudget > 0
           ? executeChunked(plan, ec,
                            {options.memoryBudget, options.intervals,
                             options.chunkGroup, options.scratch,

@@ -151,6 +151,15 @@ public:
           mlir::ModuleOp plan)>;
   llvm::Error setKernelDevice(const KernelDeviceFactory &make);
 
+  /// Runs every later forward() and trainStep() on a CUDA device
+  /// (runtime/exec/cuda/CudaExecutor.h): opens device 0 through the driver
+  /// (loaded at run time) and compiles the plans' kernels with NVRTC.
+  /// Errors say what is missing: the driver, a device, NVRTC or cuBLAS.
+  /// Runs under a memory budget are refused on it (CPU only for now).
+  llvm::Error useCuda();
+  /// "CPU, 2 threads", or the CUDA device's description.
+  std::string deviceName() const;
+
   /// The inference (or training) plan's steps, sized for the graph set, as
   /// a memory-planning problem (see analysis/PlanMemory.h).
   llvm::Expected<PlanMemory> memoryProblem(bool training, int64_t pinBelow,

@@ -48,10 +48,12 @@ llvm::Expected<Nvrtc *> Nvrtc::load() {
   if (!failure.empty())
     return llvm::createStringError(failure);
   std::vector<std::string> names;
-  if (const char *path = std::getenv("SAGA_NVRTC"))
+  // SAGA_NVRTC, when set, is the only one tried.
+  if (const char *path = std::getenv("SAGA_NVRTC"); path && *path)
     names.push_back(path);
-  for (const char *n : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
-    names.push_back(n);
+  else
+    for (const char *n : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"})
+      names.push_back(n);
   void *lib = nullptr;
   std::string tried;
   for (const std::string &n : names) {

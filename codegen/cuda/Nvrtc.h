@@ -23,7 +23,7 @@ struct Compiled {
   bool cached = false; // the CUBIN came from the disk cache
 };
 
-/// NVRTC, once loaded. `load` tries SAGA_NVRTC (a path), then the usual
+/// NVRTC, once loaded. `load` tries SAGA_NVRTC (a path) alone when set, else the usual
 /// sonames; its error says what was tried.
 class Nvrtc {
 public:

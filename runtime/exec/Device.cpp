@@ -2,57 +2,49 @@
 
 #include "runtime/exec/Device.h"
 
-#include <dlfcn.h>
+#include "runtime/exec/cuda/CudaApi.h"
 
 using namespace saga;
 
-namespace {
-/// Asks the CUDA driver, loaded at run time, how many devices there are.
-/// Returns -1 when there is no driver.
-int cudaDeviceCount(std::string &why) {
-  void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) {
-    why = "no CUDA driver (libcuda.so.1 not found)";
+int saga::cudaDeviceCount(std::string &why) {
+  const cuda::DriverApi *api = cuda::DriverApi::load(why);
+  if (!api)
     return -1;
-  }
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int *);
-  auto init = reinterpret_cast<InitFn>(dlsym(lib, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(dlsym(lib, "cuDeviceGetCount"));
   int n = 0;
-  if (!init || !count || init(0) != 0 || count(&n) != 0) {
-    why = "the CUDA driver did not initialise";
-    dlclose(lib);
+  if (int r = api->init(0); r != 0) {
+    why = llvm::toString(api->check(r, "the CUDA driver (" + api->path +
+                                           ") did not initialise (cuInit)"));
     return -1;
   }
-  dlclose(lib);
+  if (int r = api->deviceCount(&n); r != 0) {
+    why = llvm::toString(api->check(r, "cuDeviceGetCount"));
+    return -1;
+  }
   if (n == 0)
     why = "the CUDA driver reports no devices";
   return n;
 }
-} // namespace
 
 std::vector<DeviceInfo> saga::detectDevices(unsigned cpuThreads) {
   std::vector<DeviceInfo> devices;
   devices.push_back({DeviceInfo::CPU,
                      "CPU (" + std::to_string(cpuThreads) + " thread" +
-                         (cpuThreads == 1 ? ")" : "s)"),
-                     true});
+                         (cpuThreads == 1 ? ")" : "s)")});
   std::string why;
   int n = cudaDeviceCount(why);
   for (int i = 0; i < n; ++i)
-    devices.push_back(
-        {DeviceInfo::CUDA, "CUDA device " + std::to_string(i), false});
+    devices.push_back({DeviceInfo::CUDA, "CUDA device " + std::to_string(i)});
   return devices;
 }
 
-std::string saga::describeExecutionDevice(unsigned cpuThreads) {
-  std::string why;
-  int n = cudaDeviceCount(why);
-  std::string cpu = "CPU, " + std::to_string(cpuThreads) + " thread" +
-                    (cpuThreads == 1 ? "" : "s");
-  if (n <= 0)
-    return cpu + " (" + why + ")";
-  return cpu + " (" + std::to_string(n) +
-         " CUDA device(s) found, but this build has no CUDA backend yet)";
+bool saga::parseDeviceChoice(const std::string &text, DeviceChoice &choice) {
+  if (text == "auto")
+    choice = DeviceChoice::Auto;
+  else if (text == "cpu")
+    choice = DeviceChoice::Cpu;
+  else if (text == "cuda")
+    choice = DeviceChoice::Cuda;
+  else
+    return false;
+  return true;
 }

@@ -240,8 +240,7 @@ void DevicePool::dropArena() {
     ::munmap(arena, size_t(arenaBytes));
   arena = nullptr;
   arenaBytes = 0;
-  freeAt.clear();
-  freeBySize.clear();
+  ranges.reset(0);
 }
 
 bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
@@ -255,51 +254,13 @@ bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
       return false; // e.g. an unbounded capacity: the heap serves
     arena = static_cast<char *>(m);
     arenaBytes = bytes;
-    freeAt.emplace(0, bytes);
-    freeBySize.emplace(bytes, 0);
+    ranges.reset(bytes);
   }
-  auto fit = freeBySize.lower_bound(rounded);
-  if (fit == freeBySize.end())
+  int64_t offset = ranges.take(rounded);
+  if (offset < 0)
     return false;
-  int64_t size = fit->first, offset = fit->second;
-  freeBySize.erase(fit);
-  freeAt.erase(offset);
-  if (size > rounded) {
-    freeAt.emplace(offset + rounded, size - rounded);
-    freeBySize.emplace(size - rounded, offset + rounded);
-  }
-  arenaUsed += rounded;
   p = arena + offset;
   return true;
-}
-
-void DevicePool::returnToArena(int64_t offset, int64_t rounded) {
-  arenaUsed -= rounded;
-  auto eraseBySize = [&](int64_t size, int64_t at) {
-    auto [lo, hi] = freeBySize.equal_range(size);
-    for (auto it = lo; it != hi; ++it)
-      if (it->second == at) {
-        freeBySize.erase(it);
-        return;
-      }
-  };
-  auto next = freeAt.lower_bound(offset);
-  if (next != freeAt.end() && next->first == offset + rounded) {
-    rounded += next->second;
-    eraseBySize(next->second, next->first);
-    next = freeAt.erase(next);
-  }
-  if (next != freeAt.begin()) {
-    auto prev = std::prev(next);
-    if (prev->first + prev->second == offset) {
-      offset = prev->first;
-      rounded += prev->second;
-      eraseBySize(prev->second, prev->first);
-      freeAt.erase(prev);
-    }
-  }
-  freeAt.emplace(offset, rounded);
-  freeBySize.emplace(rounded, offset);
 }
 
 llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
@@ -351,7 +312,7 @@ void DevicePool::setCapacity(int64_t capacity) {
   capacity_ = capacity;
   // A larger capacity gets a larger arena once nothing is in it; a smaller
   // one keeps the arena (its pages are bounded by the largest capacity).
-  if (arena && alignUp(capacity) > arenaBytes && arenaUsed == 0)
+  if (arena && alignUp(capacity) > arenaBytes && ranges.used() == 0)
     dropArena();
   while (!cached.empty() && used_ + cachedBytes > capacity_) {
     auto it = cached.begin();
@@ -374,7 +335,7 @@ void DevicePool::release(DeviceBuffer &buffer) {
   int64_t rounded = alignUp(std::max<int64_t>(buffer.bytes, 1));
   char *at = static_cast<char *>(buffer.data);
   if (arena && at >= arena && at < arena + arenaBytes) {
-    returnToArena(at - arena, rounded);
+    ranges.give(at - arena, rounded);
     buffer = DeviceBuffer();
     return;
   }

@@ -16,6 +16,8 @@
 #ifndef SAGA_RUNTIME_MEMORY_TIERS_H
 #define SAGA_RUNTIME_MEMORY_TIERS_H
 
+#include "runtime/memory/ArenaRanges.h"
+
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -63,16 +65,14 @@ public:
 
 private:
   bool takeFromArena(int64_t rounded, void *&p);
-  void returnToArena(int64_t offset, int64_t rounded);
   void dropArena();
 
   int64_t capacity_;
   mutable std::mutex mutex;
   int64_t used_ = 0, peak_ = 0;
   char *arena = nullptr;
-  int64_t arenaBytes = 0, arenaUsed = 0, heapCount = 0;
-  std::map<int64_t, int64_t> freeAt;            // offset -> size
-  std::multimap<int64_t, int64_t> freeBySize;   // size -> offset
+  int64_t arenaBytes = 0, heapCount = 0;
+  ArenaRanges ranges; // of the arena
   std::multimap<int64_t, void *> cached; // freed heap blocks by rounded size
   int64_t cachedBytes = 0;
 };

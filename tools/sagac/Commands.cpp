@@ -7,6 +7,7 @@
 #include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
 #include "runtime/train/ParamsFile.h"
+#include "runtime/Timing.h"
 #include "runtime/graph/Reorder.h"
 
 #include "llvm/Support/Format.h"
@@ -139,6 +140,49 @@ bool openStreamed(Session &session, const RunOptions &options) {
 std::unique_ptr<Session> finishOpen(std::unique_ptr<Session> session,
                                     const RunOptions &options);
 
+/// --device: runs the model on CUDA or the CPU and prints which and why.
+/// Errors are printed; returns false then.
+bool selectDevice(Model &m, const RunOptions &options) {
+  DeviceChoice choice;
+  if (!parseDeviceChoice(options.device, choice)) {
+    fail(llvm::createStringError("--device: '" + options.device +
+                                 "' is not auto, cpu or cuda"));
+    return false;
+  }
+  std::string why = "--device cpu";
+  if (choice == DeviceChoice::Auto) {
+    int n = cudaDeviceCount(why);
+    if (n > 0 && options.memoryBudget > 0) {
+      why = "a memory budget runs on the CPU only";
+      n = 0;
+    }
+    if (n > 0)
+      choice = DeviceChoice::Cuda;
+    why += "; --device auto";
+  }
+  if (choice == DeviceChoice::Cuda) {
+    if (options.memoryBudget > 0) {
+      fail(llvm::createStringError(
+          "--device cuda: a memory budget runs on the CPU only (the CUDA "
+          "executor does not stream chunked plans yet)"));
+      return false;
+    }
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = m.useCuda()) {
+      fail(llvm::createStringError("--device " + options.device + ": " +
+                                   llvm::toString(std::move(e))));
+      return false;
+    }
+    llvm::outs() << "device: " << m.deviceName()
+                 << llvm::format(" (--device %s; kernels ready in %.1f ms)\n",
+                                 options.device.c_str(),
+                                 secondsSince(start) * 1e3);
+    return true;
+  }
+  llvm::outs() << "device: " << m.deviceName() << " (" << why << ")\n";
+  return true;
+}
+
 /// Compiles, loads, binds and initialises; prints what it did. Errors are
 /// printed; returns null then.
 std::unique_ptr<Session> open(const RunOptions &options, bool training) {
@@ -235,8 +279,8 @@ std::unique_ptr<Session> finishOpen(std::unique_ptr<Session> session,
       }
   }
   m.initParams(options.seed);
-  llvm::outs() << "device: " << describeExecutionDevice(options.threads)
-               << "\n";
+  if (!selectDevice(m, options))
+    return nullptr;
   return session;
 }
 } // namespace

@@ -32,6 +32,7 @@ struct RunOptions {
   bool directIO = false;
   int64_t intervals = 0;
   bool printSchedule = false; // print the chunked schedule first
+  std::string device = "auto"; // auto, cpu or cuda (runtime/exec/Device.h)
 };
 
 /// "512M", "4G", "1.5GiB", "1000000": bytes; -1 when it is not a size.

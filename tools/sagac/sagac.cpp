@@ -67,6 +67,12 @@ cl::opt<std::string> dataDir("data",
 cl::opt<unsigned> threads("threads", cl::desc("Worker threads (default: all cores)"),
                           cl::init(std::max(1u, std::thread::hardware_concurrency())),
                           cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<std::string> deviceName(
+    "device",
+    cl::desc("Where plans run: cuda, cpu, or auto (CUDA when a driver and a "
+             "device are present, else the CPU; says which and why)"),
+    cl::value_desc("auto|cpu|cuda"), cl::init("auto"), cl::sub(runCommand),
+    cl::sub(trainCommand));
 cl::opt<std::string> paramsFile("params", cl::desc("Parameter values (text; see docs/user-guide.md)"),
                                 cl::value_desc("file"), cl::sub(runCommand),
                                 cl::sub(trainCommand));
@@ -337,6 +343,7 @@ int main(int argc, char **argv) {
     options.rowNormalize = !noNormalize;
     options.seed = seed;
     options.reorder = reorder;
+    options.device = deviceName;
     return options;
   };
   if (trainCommand) {

@@ -1,0 +1,923 @@
+//===- StandIn.cpp - a CPU-backed libcuda.so.1, NVRTC and cuBLAS ----------===//
+//
+// The entry points Saga's CUDA executor calls, with the real names and
+// signatures (this file is compiled against the toolkit's cuda.h, nvrtc.h
+// and cublas_v2.h, so a signature that drifts does not build), backed by
+// the host and the emulated GPU (emulator/Emulator.h):
+//
+//  - device memory is host memory the stand-in hands out and tracks, with
+//    a capacity ($SAGA_EMU_DEVICE_MEMORY bytes, default 4 GiB); a copy or
+//    launch that touches memory outside an allocation fails as a real one
+//    would fault;
+//  - each stream is a thread running its queue in order; events record a
+//    generation and a time; the legacy null stream waits for the others;
+//  - an async copy from pageable memory snapshots its source when queued,
+//    as the driver does; one from pinned memory (cuMemAllocHost) reads it
+//    when the stream gets to it, so reusing a pinned buffer too early shows;
+//  - cuLaunchKernel copies the argument values when it is called; the
+//    kernel runs on the emulated GPU (thread order $SAGA_EMU_ORDER);
+//  - "NVRTC" returns an image that is the CUDA source behind a magic line,
+//    which cuModuleLoadData compiles for the host (cached by hash);
+//  - cublasSgemm runs OpenBLAS's sgemm on the handle's stream.
+//
+// A kernel's failure (a deadlock, a divergent barrier) is sticky, as a
+// launch failure is on a GPU: every later synchronisation returns
+// CUDA_ERROR_LAUNCH_FAILED; the message goes to stderr.
+//
+// Selected by pointing SAGA_CUDA_DRIVER, SAGA_NVRTC and SAGA_CUBLAS at this
+// library (tests do; nothing else loads it).
+//
+//===----------------------------------------------------------------------===//
+
+#include "emulator/Emulator.h"
+
+#include <cuda.h>
+#include <cublas_v2.h>
+#include <nvrtc.h>
+
+#include <cblas.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dlfcn.h>
+
+namespace {
+
+constexpr char kImageMagic[] = "// SAGA-EMULATED-MODULE 1\n";
+using Clock = std::chrono::steady_clock;
+
+//===-------------------------------------------------------------------===//
+// Memory
+//===-------------------------------------------------------------------===//
+
+struct Memory {
+  std::mutex mutex;
+  std::map<uintptr_t, size_t> device, pinned; // base -> bytes
+  size_t used = 0;
+  size_t total() const {
+    static const size_t t = [] {
+      const char *v = std::getenv("SAGA_EMU_DEVICE_MEMORY");
+      return v ? size_t(std::strtoull(v, nullptr, 0)) : size_t(4) << 30;
+    }();
+    return t;
+  }
+  static bool within(const std::map<uintptr_t, size_t> &m, uintptr_t p,
+                     size_t n) {
+    auto it = m.upper_bound(p);
+    if (it == m.begin())
+      return false;
+    --it;
+    return p >= it->first && p + n <= it->first + it->second;
+  }
+  bool isDevice(uintptr_t p, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return n == 0 || within(device, p, n);
+  }
+  bool isPinned(const void *p, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return within(pinned, uintptr_t(p), n);
+  }
+};
+Memory &memory() {
+  static Memory *m = new Memory();
+  return *m;
+}
+
+//===-------------------------------------------------------------------===//
+// Streams, events and the sticky error
+//===-------------------------------------------------------------------===//
+
+std::mutex stickyMutex;
+std::string sticky; // the first kernel failure
+
+void fail(const std::string &what) {
+  std::lock_guard<std::mutex> lock(stickyMutex);
+  std::fprintf(stderr, "saga stand-in CUDA driver: %s\n", what.c_str());
+  if (sticky.empty())
+    sticky = what;
+}
+CUresult status() {
+  std::lock_guard<std::mutex> lock(stickyMutex);
+  return sticky.empty() ? CUDA_SUCCESS : CUDA_ERROR_LAUNCH_FAILED;
+}
+
+} // namespace
+
+struct CUstream_st {
+  explicit CUstream_st(bool blocking) : blocking(blocking) {
+    worker = std::thread([this] { run(); });
+  }
+  ~CUstream_st() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stop = true;
+    }
+    ready.notify_all();
+    worker.join();
+  }
+  void enqueue(std::function<void()> work) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      queue.push_back(std::move(work));
+      ++queued;
+    }
+    ready.notify_all();
+  }
+  void synchronize() {
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait(lock, [&] { return finished == queued; });
+  }
+  bool idle() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return finished == queued;
+  }
+
+  const bool blocking;
+
+private:
+  void run() {
+    for (;;) {
+      std::function<void()> work;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        ready.wait(lock, [&] { return stop || !queue.empty(); });
+        if (queue.empty())
+          return;
+        work = std::move(queue.front());
+        queue.pop_front();
+      }
+      work();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        ++finished;
+      }
+      done.notify_all();
+    }
+  }
+  std::mutex mutex;
+  std::condition_variable ready, done;
+  std::deque<std::function<void()>> queue;
+  uint64_t queued = 0, finished = 0;
+  bool stop = false;
+  std::thread worker;
+};
+
+struct CUevent_st {
+  std::mutex mutex;
+  std::condition_variable cv;
+  uint64_t recorded = 0, completed = 0;
+  Clock::time_point when{};
+  void complete(uint64_t generation) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      completed = std::max(completed, generation);
+      when = Clock::now();
+    }
+    cv.notify_all();
+  }
+  void waitFor(uint64_t generation) {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return completed >= generation; });
+  }
+};
+
+struct CUctx_st {
+  int device = 0;
+};
+
+struct CUmod_st {
+  std::unique_ptr<saga::emu::EmulatedModule> module;
+};
+
+struct CUfunc_st {
+  std::string name;
+  saga::emu::Entry entry = nullptr;
+  std::vector<size_t> sizes;
+};
+
+namespace {
+
+struct Streams {
+  std::mutex mutex;
+  std::set<CUstream> all;
+  CUstream null = nullptr;
+};
+Streams &streams() {
+  static Streams *s = [] {
+    auto *s = new Streams();
+    s->null = new CUstream_st(true);
+    return s;
+  }();
+  return *s;
+}
+
+/// The stream `s` names (the legacy null stream for 0), after the waits
+/// the legacy stream's semantics ask for: work on it waits for every
+/// blocking stream, and work on a blocking stream waits for it. Waiting on
+/// the host is stricter than the driver, never looser.
+CUstream_st *resolve(CUstream s) {
+  Streams &all = streams();
+  if (!s) {
+    std::vector<CUstream> blocking;
+    {
+      std::lock_guard<std::mutex> lock(all.mutex);
+      for (CUstream t : all.all)
+        if (t->blocking)
+          blocking.push_back(t);
+    }
+    for (CUstream t : blocking)
+      t->synchronize();
+    return all.null;
+  }
+  if (s->blocking)
+    all.null->synchronize();
+  return s;
+}
+
+CUctx_st primaryContext;
+thread_local CUcontext current = nullptr;
+bool initialised = false;
+
+#define SAGA_REQUIRE_INIT()                                                    \
+  do {                                                                         \
+    if (!initialised)                                                          \
+      return CUDA_ERROR_NOT_INITIALIZED;                                       \
+  } while (0)
+
+} // namespace
+
+extern "C" {
+
+//===-------------------------------------------------------------------===//
+// Initialisation, devices, contexts
+//===-------------------------------------------------------------------===//
+
+CUresult cuInit(unsigned int flags) {
+  if (flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  // The emulated modules this loads call into the emulator; when this
+  // library was opened RTLD_LOCAL (as a driver should be), its symbols must
+  // be made global for them.
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&saga::emu::launch), &info) &&
+      info.dli_fname)
+    dlopen(info.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+  initialised = true;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *version) {
+  if (!version)
+    return CUDA_ERROR_INVALID_VALUE;
+  *version = CUDA_VERSION;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+  SAGA_REQUIRE_INIT();
+  if (!count)
+    return CUDA_ERROR_INVALID_VALUE;
+  *count = 1;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+  SAGA_REQUIRE_INIT();
+  if (!device || ordinal != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice device) {
+  SAGA_REQUIRE_INIT();
+  if (device != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!name || len <= 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::snprintf(name, size_t(len), "Saga emulated GPU (CPU-backed stand-in)");
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
+  SAGA_REQUIRE_INIT();
+  if (device != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *bytes = memory().total();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
+                              CUdevice device) {
+  SAGA_REQUIRE_INIT();
+  if (device != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  if (!value)
+    return CUDA_ERROR_INVALID_VALUE;
+  switch (attribute) {
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+  case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+  case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT:
+    *value = int(std::max(1u, std::thread::hardware_concurrency()));
+    break;
+  case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = 1024; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: *value = 48 << 10; break;
+  case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 0x7fffffff; break;
+  case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: *value = 2; break;
+  case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: *value = 0; break;
+  default: *value = 0; break;
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice device) {
+  SAGA_REQUIRE_INIT();
+  if (device != 0)
+    return CUDA_ERROR_INVALID_DEVICE;
+  *ctx = &primaryContext;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
+  SAGA_REQUIRE_INIT();
+  return device == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+  SAGA_REQUIRE_INIT();
+  if (ctx && ctx != &primaryContext)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  current = ctx;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *ctx) {
+  SAGA_REQUIRE_INIT();
+  *ctx = current;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxSynchronize() {
+  SAGA_REQUIRE_INIT();
+  resolve(nullptr)->synchronize();
+  return status();
+}
+
+//===-------------------------------------------------------------------===//
+// Memory
+//===-------------------------------------------------------------------===//
+
+CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *totalBytes) {
+  SAGA_REQUIRE_INIT();
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  *totalBytes = m.total();
+  *freeBytes = m.total() - m.used;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
+  SAGA_REQUIRE_INIT();
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (!p || bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  Memory &m = memory();
+  size_t rounded = (bytes + 255) & ~size_t(255);
+  {
+    std::lock_guard<std::mutex> lock(m.mutex);
+    if (m.used + rounded > m.total())
+      return CUDA_ERROR_OUT_OF_MEMORY;
+    m.used += rounded;
+  }
+  void *host = std::aligned_alloc(256, rounded);
+  std::lock_guard<std::mutex> lock(m.mutex);
+  if (!host) {
+    m.used -= rounded;
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  }
+  m.device[uintptr_t(host)] = rounded;
+  *p = CUdeviceptr(uintptr_t(host));
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p) {
+  SAGA_REQUIRE_INIT();
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto it = m.device.find(uintptr_t(p));
+  if (it == m.device.end())
+    return CUDA_ERROR_INVALID_VALUE;
+  m.used -= it->second;
+  std::free(reinterpret_cast<void *>(it->first));
+  m.device.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemAllocHost_v2(void **p, size_t bytes) {
+  SAGA_REQUIRE_INIT();
+  if (!p || bytes == 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  size_t rounded = (bytes + 4095) & ~size_t(4095);
+  void *host = std::aligned_alloc(4096, rounded);
+  if (!host)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  m.pinned[uintptr_t(host)] = rounded;
+  *p = host;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemFreeHost(void *p) {
+  SAGA_REQUIRE_INIT();
+  Memory &m = memory();
+  std::lock_guard<std::mutex> lock(m.mutex);
+  auto it = m.pinned.find(uintptr_t(p));
+  if (it == m.pinned.end())
+    return CUDA_ERROR_INVALID_VALUE;
+  std::free(p);
+  m.pinned.erase(it);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
+                              CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (!memory().isDevice(uintptr_t(dst), bytes) || (!src && bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  void *to = reinterpret_cast<void *>(uintptr_t(dst));
+  if (memory().isPinned(src, bytes)) {
+    resolve(s)->enqueue([=] { std::memcpy(to, src, bytes); });
+  } else {
+    // Pageable: the driver stages it before returning.
+    auto copy = std::make_shared<std::vector<char>>(
+        static_cast<const char *>(src), static_cast<const char *>(src) + bytes);
+    resolve(s)->enqueue([=] { std::memcpy(to, copy->data(), bytes); });
+  }
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
+                              CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (!memory().isDevice(uintptr_t(src), bytes) || (!dst && bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  const void *from = reinterpret_cast<const void *>(uintptr_t(src));
+  CUstream_st *stream = resolve(s);
+  stream->enqueue([=] { std::memcpy(dst, from, bytes); });
+  if (!memory().isPinned(dst, bytes))
+    stream->synchronize(); // pageable: returns when the copy is done
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
+                              CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (!memory().isDevice(uintptr_t(dst), bytes) ||
+      !memory().isDevice(uintptr_t(src), bytes))
+    return CUDA_ERROR_INVALID_VALUE;
+  void *to = reinterpret_cast<void *>(uintptr_t(dst));
+  const void *from = reinterpret_cast<const void *>(uintptr_t(src));
+  resolve(s)->enqueue([=] { std::memmove(to, from, bytes); });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
+  if (CUresult r = cuMemcpyHtoDAsync_v2(dst, src, bytes, nullptr))
+    return r;
+  resolve(nullptr)->synchronize();
+  return status();
+}
+
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t bytes) {
+  if (CUresult r = cuMemcpyDtoHAsync_v2(dst, src, bytes, nullptr))
+    return r;
+  resolve(nullptr)->synchronize();
+  return status();
+}
+
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count,
+                          CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (!memory().isDevice(uintptr_t(dst), count * 4))
+    return CUDA_ERROR_INVALID_VALUE;
+  auto *to = reinterpret_cast<unsigned int *>(uintptr_t(dst));
+  resolve(s)->enqueue([=] { std::fill(to, to + count, value); });
+  return CUDA_SUCCESS;
+}
+
+//===-------------------------------------------------------------------===//
+// Streams and events
+//===-------------------------------------------------------------------===//
+
+CUresult cuStreamCreate(CUstream *s, unsigned int flags) {
+  SAGA_REQUIRE_INIT();
+  if (!s)
+    return CUDA_ERROR_INVALID_VALUE;
+  *s = new CUstream_st(!(flags & CU_STREAM_NON_BLOCKING));
+  std::lock_guard<std::mutex> lock(streams().mutex);
+  streams().all.insert(*s);
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamDestroy_v2(CUstream s) {
+  SAGA_REQUIRE_INIT();
+  {
+    std::lock_guard<std::mutex> lock(streams().mutex);
+    if (!streams().all.erase(s))
+      return CUDA_ERROR_INVALID_HANDLE;
+  }
+  s->synchronize();
+  delete s;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuStreamSynchronize(CUstream s) {
+  SAGA_REQUIRE_INIT();
+  resolve(s)->synchronize();
+  return status();
+}
+
+CUresult cuStreamQuery(CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (CUresult r = status())
+    return r;
+  return (s ? s : streams().null)->idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuEventCreate(CUevent *e, unsigned int) {
+  SAGA_REQUIRE_INIT();
+  if (!e)
+    return CUDA_ERROR_INVALID_VALUE;
+  *e = new CUevent_st();
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+  SAGA_REQUIRE_INIT();
+  if (!e)
+    return CUDA_ERROR_INVALID_HANDLE;
+  e->waitFor(e->recorded); // the driver defers the release; so do we
+  delete e;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventRecord(CUevent e, CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (!e)
+    return CUDA_ERROR_INVALID_HANDLE;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    generation = ++e->recorded;
+  }
+  resolve(s)->enqueue([e, generation] { e->complete(generation); });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventSynchronize(CUevent e) {
+  SAGA_REQUIRE_INIT();
+  if (!e)
+    return CUDA_ERROR_INVALID_HANDLE;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    generation = e->recorded;
+  }
+  e->waitFor(generation);
+  return status();
+}
+
+CUresult cuEventQuery(CUevent e) {
+  SAGA_REQUIRE_INIT();
+  std::lock_guard<std::mutex> lock(e->mutex);
+  return e->completed >= e->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
+}
+
+CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int) {
+  SAGA_REQUIRE_INIT();
+  if (!e)
+    return CUDA_ERROR_INVALID_HANDLE;
+  uint64_t generation;
+  {
+    std::lock_guard<std::mutex> lock(e->mutex);
+    generation = e->recorded; // what was recorded when this was called
+  }
+  resolve(s)->enqueue([e, generation] { e->waitFor(generation); });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
+  SAGA_REQUIRE_INIT();
+  if (!ms || !start || !end)
+    return CUDA_ERROR_INVALID_VALUE;
+  std::scoped_lock lock(start->mutex, end->mutex);
+  if (start->completed == 0 || end->completed == 0 ||
+      start->completed < start->recorded || end->completed < end->recorded)
+    return CUDA_ERROR_NOT_READY;
+  *ms = std::chrono::duration<float, std::milli>(end->when - start->when).count();
+  return CUDA_SUCCESS;
+}
+
+//===-------------------------------------------------------------------===//
+// Modules and launches
+//===-------------------------------------------------------------------===//
+
+CUresult cuModuleLoadData(CUmodule *module, const void *image) {
+  SAGA_REQUIRE_INIT();
+  if (!current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  const char *text = static_cast<const char *>(image);
+  if (!module || !text ||
+      std::strncmp(text, kImageMagic, sizeof kImageMagic - 1) != 0) {
+    std::fprintf(stderr, "saga stand-in CUDA driver: cuModuleLoadData takes "
+                         "only images from the stand-in NVRTC (not a CUBIN "
+                         "or PTX)\n");
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  std::string error;
+  auto m = saga::emu::EmulatedModule::compile(text + sizeof kImageMagic - 1,
+                                              error);
+  if (!m) {
+    std::fprintf(stderr, "saga stand-in CUDA driver: %s\n", error.c_str());
+    return CUDA_ERROR_INVALID_IMAGE;
+  }
+  *module = new CUmod_st{std::move(m)};
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleUnload(CUmodule module) {
+  SAGA_REQUIRE_INIT();
+  if (!module)
+    return CUDA_ERROR_INVALID_HANDLE;
+  cuCtxSynchronize(); // no kernel of it may still run
+  delete module;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name) {
+  SAGA_REQUIRE_INIT();
+  if (!f || !module || !name)
+    return CUDA_ERROR_INVALID_VALUE;
+  saga::emu::Entry entry = module->module->lookup(name);
+  const std::vector<size_t> *sizes = module->module->paramSizes(name);
+  if (!entry || !sizes)
+    return CUDA_ERROR_NOT_FOUND;
+  // Functions live as long as their module; one per lookup is fine here.
+  *f = new CUfunc_st{name, entry, *sizes};
+  return CUDA_SUCCESS;
+}
+
+CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute, int) {
+  SAGA_REQUIRE_INIT();
+  return f ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy,
+                        unsigned int gz, unsigned int bx, unsigned int by,
+                        unsigned int bz, unsigned int shared, CUstream s,
+                        void **params, void **extra) {
+  SAGA_REQUIRE_INIT();
+  if (!f)
+    return CUDA_ERROR_INVALID_HANDLE;
+  if (extra)
+    return CUDA_ERROR_NOT_SUPPORTED;
+  if (!gx || !gy || !gz || !bx || !by || !bz || size_t(bx) * by * bz > 1024 ||
+      shared > (48u << 10))
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!params && !f->sizes.empty())
+    return CUDA_ERROR_INVALID_VALUE;
+  // The arguments' values, captured now.
+  auto blob = std::make_shared<std::vector<char>>();
+  std::vector<size_t> offsets;
+  for (size_t i = 0; i < f->sizes.size(); ++i) {
+    size_t at = (blob->size() + 15) & ~size_t(15);
+    offsets.push_back(at);
+    blob->resize(at + f->sizes[i]);
+    std::memcpy(blob->data() + at, params[i], f->sizes[i]);
+  }
+  saga::emu::LaunchConfig c;
+  c.grid = {gx, gy, gz};
+  c.block = {bx, by, bz};
+  c.sharedBytes = shared;
+  c.order = saga::emu::orderFromEnvironment();
+  static std::atomic<uint64_t> launches{0};
+  c.seed = 0x5a9a + launches.fetch_add(1);
+  std::string name = f->name;
+  saga::emu::Entry entry = f->entry;
+  resolve(s)->enqueue([=] {
+    if (status() != CUDA_SUCCESS)
+      return; // a failed context runs nothing more
+    std::vector<void *> pointers;
+    for (size_t at : offsets)
+      pointers.push_back(blob->data() + at);
+    std::string err = saga::emu::launch(entry, pointers.data(), c);
+    if (!err.empty())
+      fail("kernel " + name + ": " + err);
+  });
+  return CUDA_SUCCESS;
+}
+
+CUresult cuGetErrorName(CUresult error, const char **text) {
+  switch (error) {
+#define SAGA_NAME(e)                                                           \
+  case e:                                                                      \
+    *text = #e;                                                                \
+    return CUDA_SUCCESS;
+    SAGA_NAME(CUDA_SUCCESS)
+    SAGA_NAME(CUDA_ERROR_INVALID_VALUE)
+    SAGA_NAME(CUDA_ERROR_OUT_OF_MEMORY)
+    SAGA_NAME(CUDA_ERROR_NOT_INITIALIZED)
+    SAGA_NAME(CUDA_ERROR_INVALID_DEVICE)
+    SAGA_NAME(CUDA_ERROR_INVALID_IMAGE)
+    SAGA_NAME(CUDA_ERROR_INVALID_CONTEXT)
+    SAGA_NAME(CUDA_ERROR_INVALID_HANDLE)
+    SAGA_NAME(CUDA_ERROR_NOT_FOUND)
+    SAGA_NAME(CUDA_ERROR_NOT_READY)
+    SAGA_NAME(CUDA_ERROR_LAUNCH_FAILED)
+    SAGA_NAME(CUDA_ERROR_NOT_SUPPORTED)
+#undef SAGA_NAME
+  default:
+    *text = nullptr;
+    return CUDA_ERROR_INVALID_VALUE;
+  }
+}
+
+CUresult cuGetErrorString(CUresult error, const char **text) {
+  return cuGetErrorName(error, text);
+}
+
+//===-------------------------------------------------------------------===//
+// NVRTC
+//===-------------------------------------------------------------------===//
+
+} // extern "C"
+
+struct _nvrtcProgram {
+  std::string source, image, log;
+};
+
+extern "C" {
+
+nvrtcResult nvrtcVersion(int *major, int *minor) {
+  // Not a real NVRTC's version, so that images never share a CUBIN cache
+  // key with one.
+  *major = 99;
+  *minor = 0;
+  return NVRTC_SUCCESS;
+}
+
+const char *nvrtcGetErrorString(nvrtcResult result) {
+  return result == NVRTC_SUCCESS ? "NVRTC_SUCCESS"
+         : result == NVRTC_ERROR_COMPILATION ? "NVRTC_ERROR_COMPILATION"
+                                             : "NVRTC_ERROR (stand-in)";
+}
+
+nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src,
+                               const char *, int numHeaders,
+                               const char *const *, const char *const *) {
+  if (!prog || !src)
+    return NVRTC_ERROR_INVALID_INPUT;
+  if (numHeaders != 0)
+    return NVRTC_ERROR_INVALID_INPUT; // not needed by Saga; not emulated
+  *prog = new _nvrtcProgram{src, "", ""};
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int, const char *const *) {
+  if (!prog)
+    return NVRTC_ERROR_INVALID_PROGRAM;
+  std::string error;
+  if (!saga::emu::EmulatedModule::compile(prog->source, error)) {
+    prog->log = error;
+    return NVRTC_ERROR_COMPILATION;
+  }
+  prog->image = std::string(kImageMagic) + prog->source;
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *size) {
+  *size = prog->log.size() + 1;
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
+  std::memcpy(log, prog->log.c_str(), prog->log.size() + 1);
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *size) {
+  if (prog->image.empty())
+    return NVRTC_ERROR_INVALID_PROGRAM;
+  *size = prog->image.size() + 1;
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
+  std::memcpy(ptx, prog->image.c_str(), prog->image.size() + 1);
+  return NVRTC_SUCCESS;
+}
+
+nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *size) {
+  return nvrtcGetPTXSize(prog, size);
+}
+
+nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin) {
+  return nvrtcGetPTX(prog, cubin);
+}
+
+nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
+  delete *prog;
+  *prog = nullptr;
+  return NVRTC_SUCCESS;
+}
+
+//===-------------------------------------------------------------------===//
+// cuBLAS
+//===-------------------------------------------------------------------===//
+
+} // extern "C"
+
+struct cublasContext {
+  CUstream stream = nullptr;
+};
+
+extern "C" {
+
+cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
+  if (!handle)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (!initialised || !current)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  *handle = new cublasContext();
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
+  delete handle;
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
+  if (!handle)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  handle->stream = reinterpret_cast<CUstream>(stream);
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t) {
+  return handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
+}
+
+cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t ta,
+                              cublasOperation_t tb, int m, int n, int k,
+                              const float *alpha, const float *a, int lda,
+                              const float *b, int ldb, const float *beta,
+                              float *c, int ldc) {
+  if (!handle)
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+  if (m < 0 || n < 0 || k < 0 || !alpha || !beta)
+    return CUBLAS_STATUS_INVALID_VALUE;
+  auto opOf = [](cublasOperation_t t) {
+    return t == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
+  };
+  // Column-major, as cuBLAS; the operands' extents must be device memory.
+  auto rowsA = ta == CUBLAS_OP_N ? m : k, colsA = ta == CUBLAS_OP_N ? k : m;
+  auto rowsB = tb == CUBLAS_OP_N ? k : n, colsB = tb == CUBLAS_OP_N ? n : k;
+  auto extent = [](int rows, int cols, int ld) {
+    return cols == 0 || rows == 0 ? size_t(0)
+                                  : (size_t(cols - 1) * ld + rows) * 4;
+  };
+  if (lda < std::max(1, rowsA) || ldb < std::max(1, rowsB) ||
+      ldc < std::max(1, m))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  if (!memory().isDevice(uintptr_t(a), extent(rowsA, colsA, lda)) ||
+      !memory().isDevice(uintptr_t(b), extent(rowsB, colsB, ldb)) ||
+      !memory().isDevice(uintptr_t(c), extent(m, n, ldc)))
+    return CUBLAS_STATUS_INVALID_VALUE;
+  float al = *alpha, be = *beta; // host pointer mode: read at the call
+  resolve(handle->stream)->enqueue([=] {
+    if (m && n)
+      cblas_sgemm(CblasColMajor, opOf(ta), opOf(tb), m, n, k, al, a, lda, b,
+                  ldb, be, c, ldc);
+  });
+  return CUBLAS_STATUS_SUCCESS;
+}
+
+} // extern "C"

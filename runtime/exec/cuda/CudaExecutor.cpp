@@ -1,0 +1,644 @@
+//===- CudaExecutor.cpp - runs execution plans on a CUDA device -----------===//
+
+#include "runtime/exec/cuda/CudaExecutor.h"
+
+#include "codegen/KernelEmitter.h"
+#include "codegen/cuda/CudaEmitter.h"
+#include "dialect/Saga.h"
+#include "runtime/exec/ExecHelpers.h"
+#include "runtime/exec/cuda/RuntimeKernels.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "mlir/IR/SymbolTable.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+
+using namespace mlir;
+using namespace saga;
+using namespace saga::exec;
+using cuda::CUdeviceptr;
+
+struct CudaBackend::PlanKernels {
+  std::unique_ptr<cuda::CudaModule> module;
+  std::map<std::string, cuda::KernelInfo> infos;
+};
+
+llvm::Expected<std::unique_ptr<CudaBackend>>
+CudaBackend::create(const cuda::CudaDevice::Options &options) {
+  auto device = cuda::CudaDevice::open(options);
+  if (!device)
+    return device.takeError();
+  std::unique_ptr<CudaBackend> b(new CudaBackend());
+  b->device = std::move(*device);
+  auto runtime = b->device->load(cuda::runtimeKernelSource(),
+                                 cuda::runtimeKernelNames());
+  if (!runtime)
+    return llvm::createStringError("the CUDA runtime kernels: " +
+                                   llvm::toString(runtime.takeError()));
+  b->runtime = std::move(*runtime);
+  return b;
+}
+
+CudaBackend::~CudaBackend() {
+  if (!device)
+    return;
+  (void)llvm::errorToBool(device->synchronize());
+  for (auto &[key, r] : residents)
+    device->release(r.buffer.ptr);
+  for (auto &[op, p] : plans)
+    device->unload(*p->module);
+  if (runtime)
+    device->unload(*runtime);
+}
+
+llvm::Error CudaBackend::addPlan(ModuleOp plan) {
+  auto source = cuda::emitCuda(plan);
+  if (!source)
+    return source.takeError();
+  auto p = std::make_unique<PlanKernels>();
+  std::vector<std::string> names;
+  for (cuda::KernelInfo &k : source->kernels) {
+    names.push_back(k.name);
+    p->infos.emplace(k.name, std::move(k));
+  }
+  auto module = device->load(source->code, names);
+  if (!module)
+    return module.takeError();
+  p->module = std::move(*module);
+  plans[plan.getOperation()] = std::move(p);
+  return llvm::Error::success();
+}
+
+void CudaBackend::invalidateGraph() {
+  (void)llvm::errorToBool(device->synchronize());
+  for (auto it = residents.begin(); it != residents.end();) {
+    if (llvm::StringRef(it->first).starts_with("graph.")) {
+      device->release(it->second.buffer.ptr);
+      it = residents.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void CudaBackend::invalidateInput(const std::string &name) {
+  auto it = residents.find("input." + name);
+  if (it == residents.end())
+    return;
+  (void)llvm::errorToBool(device->synchronize());
+  device->release(it->second.buffer.ptr);
+  residents.erase(it);
+}
+
+llvm::Expected<CudaBackend::Buffer>
+CudaBackend::resident(const std::string &key, const void *data, int64_t bytes) {
+  if (auto it = residents.find(key); it != residents.end()) {
+    if (it->second.from == data && it->second.buffer.bytes == bytes)
+      return it->second.buffer;
+    (void)llvm::errorToBool(device->synchronize());
+    device->release(it->second.buffer.ptr);
+    residents.erase(it);
+  }
+  auto p = device->allocate(bytes, key);
+  if (!p)
+    return p.takeError();
+  if (auto e = device->upload(*p, data, bytes))
+    return std::move(e);
+  Buffer b{*p, bytes};
+  residents[key] = {b, data};
+  return b;
+}
+
+namespace saga {
+
+/// One run of a plan on the device.
+class CudaRun {
+public:
+  CudaRun(CudaBackend &backend, CudaBackend::PlanKernels &plan,
+          const ExecutionContext &ctx)
+      : b(backend), dev(*backend.device), plan(plan), ctx(ctx) {}
+  ~CudaRun() {
+    // Stream order would make the releases safe; waiting first also keeps
+    // a failed run from freeing what a queued kernel still writes.
+    (void)llvm::errorToBool(dev.synchronize());
+    for (auto &[v, t] : values)
+      if (t.owned)
+        dev.release(t.ptr);
+    for (CUdeviceptr p : temporaries)
+      dev.release(p);
+  }
+  llvm::Expected<std::vector<Tensor>> execute(ModelOp model);
+
+private:
+  struct DeviceTensor {
+    CUdeviceptr ptr = 0;
+    std::vector<int64_t> shape;
+    DType dtype = DType::F32;
+    int64_t elements = 0;
+    bool owned = false; // a plan buffer (not a resident input)
+  };
+
+  int64_t rowsOf(Type type) const {
+    auto d = dyn_cast<DomainType>(type);
+    return d && d.isEdgeDomain() ? ctx.graph->numEdges : ctx.graph->numVertices;
+  }
+  const DeviceTensor *lookup(Value v) const {
+    auto it = values.find(v);
+    return it == values.end() ? nullptr : &it->second;
+  }
+  llvm::Expected<DeviceTensor *> allocate(Value v, const std::string &what);
+  llvm::Expected<CUdeviceptr> temporary(int64_t bytes, const std::string &what);
+  void release(Value v);
+
+  llvm::Error bindInput(ModelOp model, BlockArgument arg);
+  llvm::Error bindParam(ParamOp op);
+  llvm::Error graphArrays();
+  llvm::Error launch(LaunchOp op);
+  llvm::Error gemm(Operation *op);
+  llvm::Error scalarOp(Operation *op);
+  llvm::Error lossRows();
+
+  /// A runtime kernel over n elements, grid-strided.
+  llvm::Error runtimeKernel(const char *name, int64_t n,
+                            std::initializer_list<void *> params,
+                            unsigned block = 256, unsigned shared = 0);
+  unsigned gridFor(int64_t n, unsigned block) const {
+    int64_t blocks = (std::max<int64_t>(n, 1) + block - 1) / block;
+    return unsigned(std::clamp<int64_t>(blocks, 1, int64_t(dev.multiprocessors()) * 8));
+  }
+
+  CudaBackend &b;
+  cuda::CudaDevice &dev;
+  CudaBackend::PlanKernels &plan;
+  const ExecutionContext &ctx;
+  llvm::DenseMap<Value, DeviceTensor> values;
+  std::vector<CUdeviceptr> temporaries;
+  size_t liveBytes = 0, peakBytes = 0;
+  // The graph's CSRs on the device: by destination (in) and by source (out).
+  CUdeviceptr inOffsets = 0, inSources = 0, inIds = 0;
+  CUdeviceptr outOffsets = 0, outTargets = 0, outIds = 0;
+  // The loss rows (0: every row) and their count.
+  CUdeviceptr rows = 0;
+  int64_t numRows = -1;
+};
+
+} // namespace saga
+
+llvm::Expected<CudaRun::DeviceTensor *>
+CudaRun::allocate(Value v, const std::string &what) {
+  DeviceTensor t;
+  t.shape = shapeOf(v.getType(), rowsOf(v.getType()));
+  t.dtype = dtypeOf(v.getType());
+  t.elements = 1;
+  for (int64_t d : t.shape)
+    t.elements *= d;
+  auto p = dev.allocate(t.elements * 4, what);
+  if (!p)
+    return p.takeError();
+  t.ptr = *p;
+  t.owned = true;
+  liveBytes += size_t(t.elements) * 4;
+  peakBytes = std::max(peakBytes, liveBytes);
+  DeviceTensor &slot = values[v];
+  if (slot.owned) // a value bound twice (never in a valid plan)
+    dev.release(slot.ptr);
+  slot = std::move(t);
+  return &slot;
+}
+
+llvm::Expected<CUdeviceptr> CudaRun::temporary(int64_t bytes,
+                                               const std::string &what) {
+  auto p = dev.allocate(bytes, what);
+  if (p)
+    temporaries.push_back(*p);
+  return p;
+}
+
+void CudaRun::release(Value v) {
+  auto it = values.find(v);
+  if (it == values.end())
+    return;
+  if (it->second.owned) {
+    liveBytes -= size_t(it->second.elements) * 4;
+    dev.release(it->second.ptr);
+  }
+  values.erase(it);
+}
+
+llvm::Error CudaRun::runtimeKernel(const char *name, int64_t n,
+                                   std::initializer_list<void *> params,
+                                   unsigned block, unsigned shared) {
+  cuda::CUfunction f = b.runtime->function(name);
+  if (!f)
+    return llvm::createStringError(std::string("runtime kernel ") + name +
+                                   " is not loaded");
+  std::vector<void *> p(params);
+  return dev.launch(f, shared ? 1 : gridFor(n, block), block, shared, p.data(),
+                    name);
+}
+
+llvm::Error CudaRun::graphArrays() {
+  const Graph &g = *ctx.graph;
+  // Keyed by the graph's arrays: a new graph (or a changed one) uploads.
+  auto put = [&](const char *key, const auto &v, CUdeviceptr &to) -> llvm::Error {
+    auto r = b.resident(std::string("graph.") + key, v.data(),
+                        int64_t(v.size() * sizeof(v[0])));
+    if (!r)
+      return r.takeError();
+    to = r->ptr;
+    return llvm::Error::success();
+  };
+  if (auto e = put("inOffsets", g.inOffsets, inOffsets))
+    return e;
+  if (auto e = put("outOffsets", g.outOffsets, outOffsets))
+    return e;
+  if (g.numEdges == 0)
+    return llvm::Error::success();
+  if (auto e = put("inSources", g.inSources, inSources))
+    return e;
+  if (auto e = put("inEdgeIds", g.inEdgeIds, inIds))
+    return e;
+  if (auto e = put("outTargets", g.outTargets, outTargets))
+    return e;
+  return put("outEdgeIds", g.outEdgeIds, outIds);
+}
+
+llvm::Error CudaRun::bindInput(ModelOp model, BlockArgument arg) {
+  auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "saga.name");
+  std::string n = name ? name.str() : "#" + std::to_string(arg.getArgNumber());
+  auto it = ctx.inputs->find(n);
+  if (it == ctx.inputs->end())
+    return llvm::createStringError("graph input '" + n + "' is not set");
+  const Tensor &t = it->second;
+  std::vector<int64_t> expected = shapeOf(arg.getType(), rowsOf(arg.getType()));
+  if (t.shape() != expected || t.dtype() != dtypeOf(arg.getType()))
+    return llvm::createStringError(
+        "graph input '" + n + "' has shape " + t.describe() +
+        ", the model needs " + Tensor::describe(expected, dtypeOf(arg.getType())));
+  auto r = b.resident("input." + n, t.f32(), t.numElements() * 4);
+  if (!r)
+    return r.takeError();
+  values[arg] = {r->ptr, t.shape(), t.dtype(), t.numElements(), false};
+  return llvm::Error::success();
+}
+
+llvm::Error CudaRun::bindParam(ParamOp param) {
+  auto it = ctx.params->find(param.getName());
+  if (it == ctx.params->end())
+    return llvm::createStringError("parameter '" + param.getName().str() +
+                                   "' is not set");
+  std::vector<int64_t> want = shapeOf(param.getType(), 0);
+  if (it->second.shape() != want)
+    return llvm::createStringError(
+        "parameter '" + param.getName().str() + "' has shape " +
+        it->second.describe() + ", the model needs " +
+        Tensor::describe(want, DType::F32));
+  auto t = allocate(param, "parameter " + param.getName().str());
+  if (!t)
+    return t.takeError();
+  return dev.upload((*t)->ptr, it->second.f32(), (*t)->elements * 4);
+}
+
+llvm::Error CudaRun::lossRows() {
+  if (numRows >= 0)
+    return llvm::Error::success();
+  if (ctx.lossMask.empty()) {
+    numRows = ctx.graph->numVertices;
+    return llvm::Error::success();
+  }
+  numRows = int64_t(ctx.lossMask.size());
+  auto p = temporary(numRows * 4, "the loss rows");
+  if (!p)
+    return p.takeError();
+  rows = *p;
+  return dev.upload(rows, ctx.lossMask.data(), numRows * 4);
+}
+
+llvm::Error CudaRun::launch(LaunchOp op) {
+  auto info = plan.infos.find(op.getCallee().str());
+  cuda::CUfunction f = plan.module->function(op.getCallee().str());
+  if (info == plan.infos.end() || !f)
+    return errorAt(op, "kernel '" + op.getCallee().str() +
+                           "' was not compiled for the CUDA device");
+  auto kernelFn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      op, op.getCalleeAttr());
+  bool reversed = kernelFn && kernelFn->hasAttr("saga.reversed");
+  const Graph &g = *ctx.graph;
+  // The kernel level's arguments, as the CPU executor passes them: the CSR
+  // walked (propagate, edge_map), then for a propagate the whole CSR's
+  // offsets, the phase and the (unused, unchunked) state, then operands and
+  // results. Each buffer is a pointer and its length.
+  struct Arg {
+    bool scalar;
+    CUdeviceptr ptr;
+    int64_t value; // a scalar, or a buffer's elements
+  };
+  std::vector<Arg> args;
+  auto buffer = [&](CUdeviceptr p, int64_t n) { args.push_back({false, p, n}); };
+  if (op.getPropagate() || op.getEdgeMap()) {
+    int64_t v1 = int64_t(g.numVertices) + 1, e = g.numEdges;
+    if (reversed) {
+      buffer(outOffsets, v1);
+      buffer(outTargets, e);
+      buffer(outIds, e);
+    } else {
+      buffer(inOffsets, v1);
+      buffer(inSources, e);
+      buffer(inIds, e);
+    }
+  }
+  if (op.getPropagate()) {
+    buffer(reversed ? outOffsets : inOffsets, int64_t(g.numVertices) + 1);
+    args.push_back({true, 0, kPhaseWhole});
+    buffer(0, 0);
+  }
+  for (Value v : op.getOperands()) {
+    const DeviceTensor *t = lookup(v);
+    if (!t)
+      return errorAt(op, "operand has no value (plan out of order?)");
+    buffer(t->ptr, t->elements);
+  }
+  for (Value r : op.getResults()) {
+    auto t = allocate(r, "a result of " + op.getCallee().str());
+    if (!t)
+      return errorAt(op, llvm::toString(t.takeError()));
+    buffer((*t)->ptr, (*t)->elements);
+  }
+  const cuda::KernelInfo &k = info->second;
+  size_t expected = 3 + args.size(); // begin, end, seed, then ours
+  if (k.params.size() != expected)
+    return errorAt(op, op.getCallee().str() + " takes " +
+                           std::to_string(k.params.size()) +
+                           " arguments, the executor has " +
+                           std::to_string(expected));
+  int64_t begin = 0, end = g.numVertices, seed = int64_t(ctx.seed);
+  std::vector<int64_t> scalars;
+  std::vector<CUdeviceptr> pointers;
+  scalars.reserve(3 + 2 * args.size());
+  pointers.reserve(args.size());
+  std::vector<void *> params;
+  for (int64_t s : {begin, end, seed}) {
+    scalars.push_back(s);
+    params.push_back(&scalars.back());
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].scalar != !k.params[i + 3].buffer)
+      return errorAt(op, op.getCallee().str() + ": argument " +
+                             std::to_string(i + 3) + " is of the wrong kind");
+    if (!args[i].scalar) {
+      pointers.push_back(args[i].ptr);
+      params.push_back(&pointers.back());
+    }
+    scalars.push_back(args[i].value);
+    params.push_back(&scalars.back());
+  }
+  unsigned warps = 8;
+  if (k.scratchBytes)
+    warps = unsigned(std::clamp<int64_t>((48 << 10) / k.scratchBytes, 1, 8));
+  int64_t blocks = (std::max<int64_t>(end - begin, 1) + warps - 1) / warps;
+  unsigned grid = unsigned(
+      std::clamp<int64_t>(blocks, 1, int64_t(dev.multiprocessors()) * 16));
+  if (auto e = dev.launch(f, grid, 32 * warps,
+                          unsigned(warps * k.scratchBytes), params.data(),
+                          k.name))
+    return errorAt(op, llvm::toString(std::move(e)));
+  return llvm::Error::success();
+}
+
+llvm::Error CudaRun::gemm(Operation *op) {
+  const int64_t v = ctx.graph->numVertices;
+  auto in = [&](Value x) { return lookup(x); };
+  if (auto l = dyn_cast<LinearOp>(op)) {
+    const DeviceTensor *x = in(l.getInput()), *w = in(l.getWeight());
+    if (!x || !w)
+      return errorAt(op, "operand has no value");
+    auto y = allocate(l.getResult(), "a linear's result");
+    if (!y)
+      return errorAt(op, llvm::toString(y.takeError()));
+    int64_t k = x->elements / std::max<int64_t>(v, 1), n = (*y)->elements / std::max<int64_t>(v, 1);
+    return dev.gemm(false, false, v, n, k, x->ptr, w->ptr, (*y)->ptr);
+  }
+  if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
+    // dx[v] = dy[v] @ W^T
+    const DeviceTensor *dy = in(lg.getGradOutput()), *w = in(lg.getWeight());
+    if (!dy || !w)
+      return errorAt(op, "operand has no value");
+    auto dx = allocate(lg.getResult(), "a linear's input gradient");
+    if (!dx)
+      return errorAt(op, llvm::toString(dx.takeError()));
+    int64_t k = (*dx)->elements / std::max<int64_t>(v, 1), n = dy->elements / std::max<int64_t>(v, 1);
+    return dev.gemm(false, true, v, k, n, dy->ptr, w->ptr, (*dx)->ptr);
+  }
+  auto lw = cast<LinearGradWeightOp>(op);
+  // dW = x^T dy
+  const DeviceTensor *x = in(lw.getInput()), *dy = in(lw.getGradOutput());
+  if (!x || !dy)
+    return errorAt(op, "operand has no value");
+  auto dw = allocate(lw.getResult(), "a weight gradient");
+  if (!dw)
+    return errorAt(op, llvm::toString(dw.takeError()));
+  int64_t k = x->elements / std::max<int64_t>(v, 1), n = dy->elements / std::max<int64_t>(v, 1);
+  if (v == 0)
+    return dev.fill32((*dw)->ptr, 0, (*dw)->elements);
+  return dev.gemm(true, false, k, n, v, x->ptr, dy->ptr, (*dw)->ptr);
+}
+
+llvm::Error CudaRun::scalarOp(Operation *op) {
+  auto result = [&]() { return allocate(op->getResult(0), op->getName().getStringRef().str()); };
+  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+      return errorAt(op, "only splat float constants are supported in a model");
+    auto t = result();
+    if (!t)
+      return t.takeError();
+    float value = float(dense.getSplatValue<APFloat>().convertToDouble());
+    uint32_t bits;
+    std::memcpy(&bits, &value, 4);
+    return dev.fill32((*t)->ptr, bits, (*t)->elements);
+  }
+  auto operand = [&](unsigned i) { return lookup(op->getOperand(i)); };
+  for (unsigned i = 0; i < op->getNumOperands(); ++i)
+    if (!operand(i))
+      return errorAt(op, "operand has no value");
+  if (isa<NegOp>(op)) {
+    auto t = result();
+    if (!t)
+      return t.takeError();
+    CUdeviceptr a = operand(0)->ptr, r = (*t)->ptr;
+    int64_t n = (*t)->elements;
+    return runtimeKernel("saga_rt_neg", n, {&a, &r, &n});
+  }
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    auto t = result();
+    if (!t)
+      return t.takeError();
+    const DeviceTensor *a = operand(0), *c = operand(1);
+    int64_t n = (*t)->elements, na = a->elements, nb = c->elements;
+    if ((na != n && na != 1) || (nb != n && nb != 1))
+      return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
+    int64_t code = isa<AddOp>(op) ? 0 : isa<SubOp>(op) ? 1 : isa<MulOp>(op) ? 2 : 3;
+    CUdeviceptr pa = a->ptr, pb = c->ptr, r = (*t)->ptr;
+    return runtimeKernel("saga_rt_binary", n, {&code, &pa, &na, &pb, &nb, &r, &n});
+  }
+  if (auto sum = dyn_cast<SumRowsOp>(op)) {
+    const DeviceTensor *x = operand(0);
+    auto t = result();
+    if (!t)
+      return t.takeError();
+    int64_t rowsN = x->shape.empty() ? 1 : x->shape[0];
+    int64_t w = (*t)->elements, block = kRowsPerTask;
+    int64_t blocks = std::max<int64_t>((rowsN + block - 1) / block, 1);
+    auto partial = temporary(blocks * w * 8, "sum_rows partials");
+    if (!partial)
+      return partial.takeError();
+    CUdeviceptr px = x->ptr, pp = *partial, r = (*t)->ptr;
+    if (rowsN == 0)
+      return dev.fill32(r, 0, w);
+    if (auto e = runtimeKernel("saga_rt_block_sums", blocks * w,
+                               {&px, &rowsN, &w, &block, &pp}))
+      return e;
+    return runtimeKernel("saga_rt_finish_sums", w, {&pp, &blocks, &w, &r});
+  }
+  if (isa<L2Op>(op)) {
+    auto t = result();
+    if (!t)
+      return t.takeError();
+    auto s = temporary(8, "l2 sum");
+    if (!s)
+      return s.takeError();
+    CUdeviceptr x = operand(0)->ptr, none = 0, ps = *s, r = (*t)->ptr;
+    int64_t n = operand(0)->elements, square = 1;
+    double half = 0.5;
+    if (auto e = runtimeKernel("saga_rt_reduce", 1, {&x, &none, &n, &square, &ps},
+                               cuda::kReduceThreads, cuda::kReduceThreads * 8))
+      return e;
+    return runtimeKernel("saga_rt_scalar", 1, {&ps, &none, &half, &r});
+  }
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
+    if (auto e = lossRows())
+      return e;
+    bool grad = isa<CrossEntropyGradOp>(op);
+    const DeviceTensor *logits = operand(0), *labels = operand(1);
+    int64_t c = logits->shape.size() > 1 ? logits->elements / logits->shape[0] : 1;
+    auto terms = temporary(std::max<int64_t>(numRows, 1) * 16, "loss terms");
+    auto sums = temporary(16, "loss sums");
+    if (!terms || !sums)
+      return llvm::joinErrors(terms.takeError(), sums.takeError());
+    CUdeviceptr pl = logits->ptr, plab = labels->ptr, prow = rows,
+                pt = *terms, pv = *terms + CUdeviceptr(std::max<int64_t>(numRows, 1) * 8),
+                ps = *sums, pc = *sums + 8, none = 0;
+    int64_t n = numRows, zero = 0;
+    if (auto e = runtimeKernel("saga_rt_cross_entropy", n,
+                               {&pl, &c, &plab, &prow, &n, &pt, &pv}))
+      return e;
+    if (auto e = runtimeKernel("saga_rt_reduce", 1, {&none, &pv, &n, &zero, &pc},
+                               cuda::kReduceThreads, cuda::kReduceThreads * 8))
+      return e;
+    auto t = result();
+    if (!t)
+      return t.takeError();
+    CUdeviceptr r = (*t)->ptr;
+    if (!grad) {
+      if (auto e = runtimeKernel("saga_rt_reduce", 1, {&none, &pt, &n, &zero, &ps},
+                                 cuda::kReduceThreads, cuda::kReduceThreads * 8))
+        return e;
+      double one = 1.0;
+      return runtimeKernel("saga_rt_scalar", 1, {&ps, &pc, &one, &r});
+    }
+    const DeviceTensor *g = operand(2);
+    CUdeviceptr pg = g->ptr;
+    if (auto e = dev.fill32(r, 0, (*t)->elements))
+      return e;
+    return runtimeKernel("saga_rt_cross_entropy_grad", n,
+                         {&pl, &c, &plab, &prow, &n, &pg, &pc, &r});
+  }
+  return errorAt(op, "'" + op->getName().getStringRef().str() +
+                         "' cannot be executed by the CUDA runtime");
+}
+
+llvm::Expected<std::vector<Tensor>> CudaRun::execute(ModelOp model) {
+  const Graph &g = *ctx.graph;
+  if (auto e = graphArrays())
+    return std::move(e);
+  Block &block = model.getBody().front();
+  for (BlockArgument arg : block.getArguments())
+    if (auto e = bindInput(model, arg))
+      return std::move(e);
+  for (Operation &op : block) {
+    if (isa<ScheduleOp>(op)) // the chunked level's, for budgeted runs
+      continue;
+    auto start = std::chrono::steady_clock::now();
+    llvm::Error err = llvm::Error::success();
+    if (auto param = dyn_cast<ParamOp>(op)) {
+      err = bindParam(param);
+    } else if (isa<DegreeOp>(op)) {
+      auto t = allocate(op.getResult(0), "degrees");
+      if (!t)
+        return t.takeError();
+      CUdeviceptr off = inOffsets, d = (*t)->ptr;
+      int64_t n = g.numVertices;
+      err = runtimeKernel("saga_rt_in_degree", n, {&off, &d, &n});
+    } else if (isa<VertexIdOp>(op)) {
+      auto t = allocate(op.getResult(0), "vertex ids");
+      if (!t)
+        return t.takeError();
+      CUdeviceptr d = (*t)->ptr;
+      int64_t n = g.numVertices;
+      err = runtimeKernel("saga_rt_iota", n, {&d, &n});
+    } else if (auto l = dyn_cast<LaunchOp>(op)) {
+      err = launch(l);
+    } else if (isa<LinearOp, LinearGradInputOp, LinearGradWeightOp>(op)) {
+      err = gemm(&op);
+    } else if (auto r = dyn_cast<ReleaseOp>(op)) {
+      release(r.getValue());
+    } else if (auto ret = dyn_cast<ReturnOp>(op)) {
+      if (ctx.peakBytes)
+        *ctx.peakBytes = peakBytes;
+      std::vector<Tensor> results;
+      for (Value v : ret.getOperands()) {
+        const DeviceTensor *t = lookup(v);
+        if (!t)
+          return errorAt(ret, "result has no value");
+        Tensor host = Tensor::uninitialized(t->shape, t->dtype);
+        if (auto e = dev.download(host.data(), t->ptr, t->elements * 4))
+          return std::move(e);
+        results.push_back(std::move(host));
+      }
+      if (auto e = dev.synchronize())
+        return std::move(e);
+      return results;
+    } else {
+      err = scalarOp(&op);
+    }
+    if (err)
+      return std::move(err);
+    if (ctx.profile && !isa<ParamOp, ReleaseOp>(op)) {
+      if (auto e = dev.synchronize())
+        return std::move(e);
+      std::string what = op.getName().stripDialect().str();
+      if (auto l = dyn_cast<LaunchOp>(op))
+        what += " " + l.getCallee().str();
+      ctx.profile->emplace_back(
+          what, std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                              start)
+                    .count());
+    }
+  }
+  return errorAt(model, "model has no saga.return");
+}
+
+llvm::Expected<std::vector<Tensor>>
+CudaBackend::execute(ModelOp model, const ExecutionContext &ctx) {
+  auto module = model->getParentOfType<ModuleOp>();
+  auto it = plans.find(module.getOperation());
+  if (it == plans.end())
+    return llvm::createStringError(
+        "this plan's kernels were not compiled for the CUDA device");
+  if (ctx.intervalsUsed)
+    *ctx.intervalsUsed = 1;
+  CudaRun run(*this, *it->second, ctx);
+  return run.execute(model);
+}

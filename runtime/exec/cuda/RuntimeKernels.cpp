@@ -1,0 +1,180 @@
+//===- RuntimeKernels.cpp - the CUDA executor's own kernels ---------------===//
+
+#include "runtime/exec/cuda/RuntimeKernels.h"
+
+using namespace saga::cuda;
+
+namespace {
+
+constexpr const char *kSource = R"cuda(// Saga's runtime kernels (runtime/exec/cuda/RuntimeKernels.cpp).
+#ifndef SAGA_EMULATED
+typedef int int32_t;
+typedef long long int64_t;
+#define SAGA_DYNAMIC_SHARED(name) extern __shared__ __align__(16) char name[]
+#endif
+
+// i over [0, n), grid-strided.
+#define SAGA_FOR(i, n)                                                         \
+  for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n);    \
+       i += (int64_t)gridDim.x * blockDim.x)
+
+extern "C" __global__ void saga_rt_fill(float *x, int64_t n, float v) {
+  SAGA_FOR(i, n) x[i] = v;
+}
+
+extern "C" __global__ void saga_rt_iota(int32_t *x, int64_t n) {
+  SAGA_FOR(i, n) x[i] = (int32_t)i;
+}
+
+extern "C" __global__ void saga_rt_in_degree(const int64_t *offsets,
+                                             float *degree, int64_t n) {
+  SAGA_FOR(v, n) degree[v] = (float)(offsets[v + 1] - offsets[v]);
+}
+
+extern "C" __global__ void saga_rt_neg(const float *a, float *r, int64_t n) {
+  SAGA_FOR(i, n) r[i] = -a[i];
+}
+
+// r = a op b (0 add, 1 sub, 2 mul, 3 div); an operand of one element is
+// broadcast.
+extern "C" __global__ void saga_rt_binary(int64_t op, const float *a,
+                                          int64_t na, const float *b,
+                                          int64_t nb, float *r, int64_t n) {
+  SAGA_FOR(i, n) {
+    float u = a[na == 1 ? 0 : i], w = b[nb == 1 ? 0 : i];
+    r[i] = op == 0   ? __fadd_rn(u, w)
+           : op == 1 ? __fsub_rn(u, w)
+           : op == 2 ? __fmul_rn(u, w)
+                     : __fdiv_rn(u, w);
+  }
+}
+
+// partial[c * w + j] = sum of x[r, j] over the rows r of block c (in order,
+// in double).
+extern "C" __global__ void saga_rt_block_sums(const float *x, int64_t rows,
+                                              int64_t w, int64_t block,
+                                              double *partial) {
+  int64_t blocks = (rows + block - 1) / block;
+  SAGA_FOR(i, blocks * w) {
+    int64_t c = i / w, j = i % w, end = (c + 1) * block;
+    if (end > rows)
+      end = rows;
+    double s = 0;
+    for (int64_t r = c * block; r < end; ++r)
+      s += (double)x[r * w + j];
+    partial[i] = s;
+  }
+}
+
+// out[j] = the blocks' sums of column j, added in block order.
+extern "C" __global__ void saga_rt_finish_sums(const double *partial,
+                                               int64_t blocks, int64_t w,
+                                               float *out) {
+  SAGA_FOR(j, w) {
+    double s = 0;
+    for (int64_t c = 0; c < blocks; ++c)
+      s += partial[c * w + j];
+    out[j] = (float)s;
+  }
+}
+
+// One block: out[0] = sum of x (square: of x^2), in a fixed order.
+extern "C" __global__ void saga_rt_reduce(const float *xf, const double *xd,
+                                          int64_t n, int64_t square,
+                                          double *out) {
+  SAGA_DYNAMIC_SHARED(shared);
+  double *part = (double *)shared;
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    double v = xf ? (double)xf[i] : xd[i];
+    s += square ? v * v : v;
+  }
+  part[threadIdx.x] = s;
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      part[threadIdx.x] += part[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    out[0] = part[0];
+}
+
+// out[0] = scale * s[0] / (count ? count[0] : 1), 0 when the count is 0.
+extern "C" __global__ void saga_rt_scalar(const double *s, const double *count,
+                                          double scale, float *out) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    double c = count ? count[0] : 1.0;
+    out[0] = c > 0 ? (float)(scale * s[0] / c) : 0.0f;
+  }
+}
+
+// The loss rows' cross-entropy terms: row i is vertex rows[i] (or i); a
+// label outside [0, c) counts nothing.
+extern "C" __global__ void saga_rt_cross_entropy(
+    const float *logits, int64_t c, const int32_t *labels,
+    const int32_t *rows, int64_t n, double *terms, double *valid) {
+  SAGA_FOR(i, n) {
+    int64_t v = rows ? rows[i] : i;
+    int32_t label = labels[v];
+    if (label < 0 || label >= c) {
+      terms[i] = 0;
+      valid[i] = 0;
+      continue;
+    }
+    const float *row = logits + v * c;
+    float m = row[0];
+    for (int64_t j = 1; j < c; ++j)
+      m = row[j] > m ? row[j] : m;
+    float sum = 0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += expf(row[j] - m);
+    terms[i] = (double)m + log((double)sum) - (double)row[label];
+    valid[i] = 1;
+  }
+}
+
+// d[v] += g / count * (softmax(logits[v]) - onehot(label)) over the loss
+// rows (d zeroed before).
+extern "C" __global__ void saga_rt_cross_entropy_grad(
+    const float *logits, int64_t c, const int32_t *labels,
+    const int32_t *rows, int64_t n, const float *g, const double *count,
+    float *d) {
+  SAGA_FOR(i, n) {
+    if (count[0] <= 0)
+      return;
+    int64_t v = rows ? rows[i] : i;
+    int32_t label = labels[v];
+    if (label < 0 || label >= c)
+      continue;
+    const float *row = logits + v * c;
+    float m = row[0];
+    for (int64_t j = 1; j < c; ++j)
+      m = row[j] > m ? row[j] : m;
+    float sum = 0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += expf(row[j] - m);
+    double scale = (double)g[0] / count[0], inv = 1.0 / (double)sum;
+    for (int64_t j = 0; j < c; ++j) {
+      double p = (double)expf(row[j] - m) * inv;
+      d[v * c + j] += (float)(scale * (p - (j == label ? 1.0 : 0.0)));
+    }
+  }
+}
+)cuda";
+
+} // namespace
+
+const std::string &saga::cuda::runtimeKernelSource() {
+  static const std::string s = kSource;
+  return s;
+}
+
+const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
+  static const std::vector<std::string> names{
+      "saga_rt_fill",        "saga_rt_iota",          "saga_rt_in_degree",
+      "saga_rt_neg",         "saga_rt_binary",        "saga_rt_block_sums",
+      "saga_rt_finish_sums", "saga_rt_reduce",        "saga_rt_scalar",
+      "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad"};
+  return names;
+}
