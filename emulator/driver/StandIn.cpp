@@ -627,7 +627,9 @@ CUresult cuEventElapsedTime_v2(float *ms, CUevent start, CUevent end) {
   SAGA_REQUIRE_INIT();
   if (!ms || !start || !end)
     return CUDA_ERROR_INVALID_VALUE;
-  std::scoped_lock lock(start->mutex, end->mutex);
+  std::unique_lock<std::mutex> first(start->mutex), second;
+  if (end != start)
+    second = std::unique_lock<std::mutex>(end->mutex);
   if (start->completed == 0 || end->completed == 0 ||
       start->completed < start->recorded || end->completed < end->recorded)
     return CUDA_ERROR_NOT_READY;

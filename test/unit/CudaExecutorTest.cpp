@@ -1,0 +1,234 @@
+//===- CudaExecutorTest.cpp - the CUDA executor on the stand-in driver ----===//
+//
+// The CUDA executor (runtime/exec/cuda) runs through the driver API, NVRTC
+// and cuBLAS loaded at run time; here they are the CPU-backed stand-in
+// (emulator/driver/StandIn.cpp), so the executor's code is the one a GPU
+// would run and its kernels run on the emulated GPU. Every example's
+// forward pass and training step match the CPU backend on the hub graph;
+// the stand-in behaves as the driver does where the executor relies on it
+// (pageable copies snapshot their source, device memory is bounded and
+// checked, events order streams, a failed kernel poisons the context).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/exec/cuda/CudaApi.h"
+#include "runtime/exec/cuda/CudaDevice.h"
+
+#include "TestGraphs.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+using namespace saga;
+using namespace saga::cuda;
+using namespace sagatest;
+
+namespace {
+
+/// Points the driver, NVRTC and cuBLAS at the stand-in (before anything
+/// loads them); false when it was not built (no CUDA headers).
+bool useStandIn(const char *order = "random") {
+  const std::string lib = SAGA_CUDA_STANDIN;
+  if (lib.empty())
+    return false;
+  for (const char *v : {"SAGA_CUDA_DRIVER", "SAGA_NVRTC", "SAGA_CUBLAS"})
+    setenv(v, lib.c_str(), 1);
+  setenv("SAGA_CUDA_CACHE", SAGA_TEST_SCRATCH_DIR "/cuda-cache", 1);
+  setenv("SAGA_EMU_ORDER", order, 1);
+  return true;
+}
+
+void expectClose(const Tensor &got, const Tensor &ref, const std::string &what) {
+  ASSERT_EQ(got.shape(), ref.shape()) << what;
+  ASSERT_EQ(got.dtype(), ref.dtype()) << what;
+  if (got.dtype() != DType::F32) {
+    EXPECT_EQ(std::memcmp(got.i32(), ref.i32(), size_t(got.numElements()) * 4), 0)
+        << what;
+    return;
+  }
+  float largest = 0;
+  for (int64_t i = 0; i < ref.numElements(); ++i)
+    largest = std::max(largest, std::fabs(ref.f32()[i]));
+  int64_t bad = 0, first = -1;
+  for (int64_t i = 0; i < ref.numElements(); ++i) {
+    float a = got.f32()[i], b = ref.f32()[i];
+    if (!(std::fabs(a - b) <= 1e-5f * std::fabs(b) + 1e-6f * largest)) {
+      if (first < 0)
+        first = i;
+      ++bad;
+    }
+  }
+  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << ref.numElements()
+                    << " elements differ; first at " << first << ": "
+                    << (first >= 0 ? got.f32()[first] : 0) << " vs "
+                    << (first >= 0 ? ref.f32()[first] : 0);
+}
+
+const char kImageMagic[] = "// SAGA-EMULATED-MODULE 1\n";
+
+} // namespace
+
+class CudaExecutor : public testing::TestWithParam<const char *> {};
+
+TEST_P(CudaExecutor, MatchesTheCpuBackend) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  const char *file = GetParam();
+  std::unique_ptr<Model> cpu = compileExample(file, 2);
+  std::unique_ptr<Model> gpu = compileExample(file, 2);
+  ASSERT_TRUE(cpu && gpu);
+  ASSERT_EQ(errorText(gpu->useCuda()), "");
+  EXPECT_NE(gpu->deviceName().find("Saga emulated GPU"), std::string::npos);
+  const Graph &g = graphFor("hub", cpu->selfLoops());
+  for (Model *m : {cpu.get(), gpu.get()})
+    bindInputs(*m, g, "hub", std::string(file) + "/cuda-executor");
+
+  ForwardOptions fo;
+  auto want = cpu->forward(fo);
+  auto got = gpu->forward(fo);
+  ASSERT_TRUE(bool(want)) << errorText(want.takeError());
+  ASSERT_TRUE(bool(got)) << errorText(got.takeError());
+  expectClose(got->prediction, want->prediction, "prediction");
+  ASSERT_EQ(bool(got->loss), bool(want->loss));
+  if (want->loss) {
+    EXPECT_NEAR(*got->loss, *want->loss, 1e-5 * std::fabs(*want->loss));
+  }
+
+  // Twice: the second step reuses the resident graph and inputs.
+  for (uint64_t seed : {7u, 8u}) {
+    auto wantStep = cpu->trainStep(fo, seed);
+    auto gotStep = gpu->trainStep(fo, seed);
+    ASSERT_TRUE(bool(wantStep)) << errorText(wantStep.takeError());
+    ASSERT_TRUE(bool(gotStep)) << errorText(gotStep.takeError());
+    EXPECT_NEAR(gotStep->loss, wantStep->loss, 1e-5 * std::fabs(wantStep->loss));
+    ASSERT_EQ(gotStep->gradients.size(), wantStep->gradients.size());
+    for (size_t i = 0; i < wantStep->gradients.size(); ++i)
+      expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
+                  "d loss / d " + wantStep->gradients[i].first);
+  }
+
+  // A memory budget is refused on the CUDA device, saying so.
+  ForwardOptions budget;
+  budget.memoryBudget = 1 << 20;
+  auto refused = gpu->forward(budget);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(errorText(refused.takeError()).find("CPU only"), std::string::npos);
+}
+
+INSTANTIATE_TEST_SUITE_P(Examples, CudaExecutor,
+                         testing::Values("gcn.saga", "gat.saga",
+                                         "graphsage.saga", "gin.saga",
+                                         "ggcn.saga"),
+                         [](const testing::TestParamInfo<const char *> &info) {
+                           std::string name = info.param;
+                           return name.substr(0, name.find('.'));
+                         });
+
+// The device pool reports what it cannot fit, naming the buffer.
+TEST(CudaStandIn, ThePoolSaysWhatDoesNotFit) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  CudaDevice::Options o;
+  o.poolBytes = 1 << 20;
+  auto dev = CudaDevice::open(o);
+  ASSERT_TRUE(bool(dev)) << errorText(dev.takeError());
+  auto a = (*dev)->allocate(600 << 10, "the first buffer");
+  ASSERT_TRUE(bool(a)) << errorText(a.takeError());
+  auto b = (*dev)->allocate(600 << 10, "the second buffer");
+  ASSERT_FALSE(bool(b));
+  std::string text = errorText(b.takeError());
+  EXPECT_NE(text.find("out of device memory"), std::string::npos) << text;
+  EXPECT_NE(text.find("the second buffer needs 614400 bytes"), std::string::npos)
+      << text;
+  (*dev)->release(*a);
+  auto c = (*dev)->allocate(900 << 10, "after a release");
+  EXPECT_TRUE(bool(c)) << errorText(c.takeError());
+  // Uploads and downloads through the staging buffers, larger than them.
+  std::vector<float> up(200000), down(200000);
+  for (size_t i = 0; i < up.size(); ++i)
+    up[i] = float(i);
+  ASSERT_EQ(errorText((*dev)->upload(*c, up.data(), 800000)), "");
+  ASSERT_EQ(errorText((*dev)->download(down.data(), *c, 800000)), "");
+  EXPECT_EQ(up, down);
+}
+
+// The driver behaviours the executor relies on, through the same dlopen'd
+// entry points it uses. Last: it leaves the context failed, as a real
+// kernel failure does.
+TEST(CudaStandIn, BehavesAsTheDriverWhereTheExecutorRelies) {
+  if (!useStandIn("forward"))
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  std::string why;
+  const DriverApi *api = DriverApi::load(why);
+  ASSERT_TRUE(api) << why;
+  ASSERT_EQ(api->init(0), 0);
+  CUcontext ctx;
+  ASSERT_EQ(api->primaryRetain(&ctx, 0), 0);
+  ASSERT_EQ(api->setCurrent(ctx), 0);
+  CUstream a, b;
+  ASSERT_EQ(api->streamCreate(&a, kStreamNonBlocking), 0);
+  ASSERT_EQ(api->streamCreate(&b, kStreamNonBlocking), 0);
+
+  // A pageable copy takes its source when queued.
+  CUdeviceptr d;
+  ASSERT_EQ(api->memAlloc(&d, 4096), 0);
+  std::vector<int> host(1024, 1), back(1024, 0);
+  ASSERT_EQ(api->copyToDevice(d, host.data(), 4096, a), 0);
+  std::fill(host.begin(), host.end(), 2);
+  ASSERT_EQ(api->copyToHost(back.data(), d, 4096, a), 0);
+  ASSERT_EQ(api->streamSync(a), 0);
+  EXPECT_EQ(back[0], 1);
+  EXPECT_EQ(back[1023], 1);
+
+  // Copies outside an allocation, and allocations beyond the capacity, fail.
+  EXPECT_NE(api->copyToDevice(d + 4000, host.data(), 200, a), 0);
+  size_t freeBytes = 0, total = 0;
+  ASSERT_EQ(api->memInfo(&freeBytes, &total), 0);
+  EXPECT_LE(freeBytes, total - 4096);
+  CUdeviceptr big;
+  EXPECT_EQ(api->memAlloc(&big, freeBytes + 1), kErrorOutOfMemory);
+
+  // An event orders stream b after stream a's work.
+  CUevent e;
+  ASSERT_EQ(api->eventCreate(&e, 0), 0);
+  ASSERT_EQ(api->set32(d, 7, 1024, a), 0);
+  ASSERT_EQ(api->eventRecord(e, a), 0);
+  ASSERT_EQ(api->streamWait(b, e, 0), 0);
+  ASSERT_EQ(api->copyToHost(back.data(), d, 4096, b), 0);
+  ASSERT_EQ(api->streamSync(b), 0);
+  EXPECT_EQ(back[512], 7);
+  float ms = -1;
+  ASSERT_EQ(api->eventElapsed(&ms, e, e), 0);
+  EXPECT_EQ(ms, 0.0f);
+
+  // A launch captures its arguments when called; a kernel that fails (here
+  // a barrier half the block never reaches) poisons the context.
+  std::string source = std::string(kImageMagic) +
+                       "extern \"C\" __global__ void put(int *p, int v) {\n"
+                       "  p[threadIdx.x] = v;\n}\n"
+                       "extern \"C\" __global__ void divergent(int *p) {\n"
+                       "  if (threadIdx.x < 16) return;\n"
+                       "  __syncthreads();\n}\n";
+  CUmodule module;
+  ASSERT_EQ(api->moduleLoad(&module, source.c_str()), 0);
+  CUfunction put, divergent;
+  ASSERT_EQ(api->moduleFunction(&put, module, "put"), 0);
+  ASSERT_EQ(api->moduleFunction(&divergent, module, "divergent"), 0);
+  int value = 41;
+  void *params[] = {&d, &value};
+  ASSERT_EQ(api->launch(put, 1, 1, 1, 32, 1, 1, 0, a, params, nullptr), 0);
+  value = 99; // too late to change the launch
+  ASSERT_EQ(api->copyToHost(back.data(), d, 128, a), 0);
+  ASSERT_EQ(api->streamSync(a), 0);
+  EXPECT_EQ(back[31], 41);
+  EXPECT_NE(api->moduleLoad(&module, "not an image"), 0);
+  void *dparams[] = {&d};
+  ASSERT_EQ(api->launch(divergent, 1, 1, 1, 32, 1, 1, 0, a, dparams, nullptr), 0);
+  EXPECT_NE(api->streamSync(a), 0);
+  EXPECT_NE(api->streamSync(b), 0) << "a failed kernel poisons the context";
+}
