@@ -447,7 +447,8 @@ EmulatedModule::compile(const std::string &source, std::string &error,
       std::getenv("SAGA_EMU_CXX") ? std::getenv("SAGA_EMU_CXX") : SAGA_EMU_CXX;
   const std::string flags = std::string("-std=c++20 -O1 -g -fPIC -shared "
                                         "-ffp-contract=off -fno-strict-aliasing -w ") +
-                            SAGA_EMU_EXTRA_FLAGS;
+                            SAGA_EMU_EXTRA_FLAGS + " " +
+                            (std::getenv("SAGA_EMU_FLAGS") ? std::getenv("SAGA_EMU_FLAGS") : "");
   std::string key = full + "\n" + readAll(header) + "\n" + compiler + " " + flags;
   char hash[40];
   std::snprintf(hash, sizeof hash, "%016llx%016llx",

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -217,4 +219,31 @@ TEST(Emulator, ACompileErrorCarriesTheCompilersOutput) {
       error, SAGA_TEST_SCRATCH_DIR "/emulator-cache");
   EXPECT_FALSE(m);
   EXPECT_NE(error.find("undefined_name"), std::string::npos) << error;
+}
+
+// Under the sanitizer configuration (ctest's cuda-emulated-asan: modules
+// compiled with -fsanitize=address,undefined, ASan preloaded), a kernel
+// that writes past its buffer is reported, not silently corrupting.
+TEST(EmulatorSanitized, AnOutOfBoundsWriteIsReported) {
+  const char *flags = std::getenv("SAGA_EMU_FLAGS");
+  if (!flags || !std::strstr(flags, "address"))
+    GTEST_SKIP() << "only with SAGA_EMU_FLAGS=-fsanitize=address";
+  std::string error;
+  auto m = EmulatedModule::compile(
+      "extern \"C\" __global__ void past(int *p, int n) {\n"
+      "  p[n + threadIdx.x] = 1;\n}\n",
+      error, "");
+  ASSERT_TRUE(m) << error;
+  Entry past = m->lookup("past");
+  ASSERT_TRUE(past);
+  auto writePast = [past] {
+    auto *v = new std::vector<int>(32); // ASan's redzone follows it
+    int *p = v->data();
+    int n = 32;
+    void *params[] = {&p, &n};
+    LaunchConfig c;
+    c.block.x = 32;
+    launch(past, params, c);
+  };
+  EXPECT_DEATH(writePast(), "heap-buffer-overflow");
 }
