@@ -237,6 +237,14 @@ llvm::Expected<PlanMemory> Model::memoryProblem(bool training,
   return planMemoryProblem(*plan, *impl->graph, pinBelow, intervals);
 }
 
+llvm::Expected<std::vector<StepTraffic>>
+Model::kernelTraffic(bool training) const {
+  auto plan = planFor(training);
+  if (!plan)
+    return plan.takeError();
+  return saga::kernelTraffic(*plan, sizeOf(*impl->graph));
+}
+
 llvm::Expected<std::string>
 Model::chunkedSchedule(bool training, const ForwardOptions &options) {
   auto plan = planFor(training);

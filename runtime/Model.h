@@ -17,6 +17,7 @@
 #define SAGA_RUNTIME_MODEL_H
 
 #include "runtime/exec/ChunkedExecutor.h"
+#include "analysis/KernelTraffic.h"
 #include "analysis/PlanMemory.h"
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/Tensor.h"
@@ -164,6 +165,10 @@ public:
   /// a memory-planning problem (see analysis/PlanMemory.h).
   llvm::Expected<PlanMemory> memoryProblem(bool training, int64_t pinBelow,
                                            int64_t intervals = 1) const;
+
+  /// The inference (or training) plan's steps with their compulsory bytes
+  /// on the graph set (analysis/KernelTraffic.h).
+  llvm::Expected<std::vector<StepTraffic>> kernelTraffic(bool training) const;
 
   /// The chunked schedule a run with `options.memoryBudget` follows (the
   /// training step's with `training`): intervals, steps and transfers.

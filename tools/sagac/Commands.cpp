@@ -140,6 +140,19 @@ bool openStreamed(Session &session, const RunOptions &options) {
 std::unique_ptr<Session> finishOpen(std::unique_ptr<Session> session,
                                     const RunOptions &options);
 
+/// --kernel-traffic: the plan's steps with their compulsory bytes.
+bool printKernelTraffic(Model &m, bool training) {
+  auto steps = m.kernelTraffic(training);
+  if (!steps)
+    return fail(steps.takeError()), false;
+  llvm::outs() << "compulsory bytes per step of the "
+               << (training ? "training" : "inference")
+               << " plan (an estimate of the least time at an H100's "
+                  "3.35 TB/s, not a measurement):\n"
+               << formatKernelTraffic(*steps, 3.35e12, "3.35 TB/s");
+  return true;
+}
+
 /// --device: runs the model on CUDA or the CPU and prints which and why.
 /// Errors are printed; returns false then.
 bool selectDevice(Model &m, const RunOptions &options) {
@@ -360,6 +373,8 @@ int saga::runForward(const RunOptions &options) {
   ForwardOptions fo = executionOf(options, *session);
   fo.lossMask = data->train;
   fo.profile = options.profile;
+  if (options.kernelTraffic && !printKernelTraffic(*model, false))
+    return 1;
   if (options.printSchedule) {
     auto text = model->chunkedSchedule(/*training=*/false, fo);
     if (!text)
@@ -421,6 +436,8 @@ int saga::runTrain(const TrainCommandOptions &options) {
               std::move(session->data.val), std::move(session->data.test)};
   TrainOptions t = options.train;
   t.execution = executionOf(options.run, *session);
+  if (options.run.kernelTraffic && !printKernelTraffic(*session->model, true))
+    return 1;
   if (options.run.printSchedule) {
     ForwardOptions fo = t.execution;
     fo.lossMask = split.train;

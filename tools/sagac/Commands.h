@@ -32,6 +32,7 @@ struct RunOptions {
   bool directIO = false;
   int64_t intervals = 0;
   bool printSchedule = false; // print the chunked schedule first
+  bool kernelTraffic = false; // print the steps' compulsory bytes first
   std::string device = "auto"; // auto, cpu or cuda (runtime/exec/Device.h)
 };
 

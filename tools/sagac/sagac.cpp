@@ -161,6 +161,12 @@ cl::opt<bool> trainingPlan(
     cl::desc("With --emit=plan|chunked|llvm: the training plan (forward, "
              "gradients) instead of inference"),
     cl::init(false), cl::cat(category));
+cl::opt<bool> kernelTraffic(
+    "kernel-traffic",
+    cl::desc("Print each plan step's compulsory bytes on the graph and the "
+             "time they would take at an H100's 3.35 TB/s (an estimate), "
+             "before running"),
+    cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<bool> printSchedule(
     "print-schedule",
     cl::desc("With --memory-budget: print the chunked schedule (intervals, "
@@ -334,6 +340,7 @@ int main(int argc, char **argv) {
     options.directIO = directIO;
     options.intervals = chunkIntervals;
     options.printSchedule = printSchedule;
+    options.kernelTraffic = kernelTraffic;
     options.model = inputFile;
     options.data = dataDir;
     options.params = paramsFile;
