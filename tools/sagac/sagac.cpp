@@ -241,7 +241,9 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
         pm, {optLevel, trainingPlan,
              std::vector<std::string>(disabledPasses.begin(),
                                       disabledPasses.end())});
-    if (emit == Emit::Chunked)
+    // The chunked plan (for --emit=cuda|ptx too: its kernels, which the
+    // schedule's transfers do not change).
+    if (scheduleOptions.budget > 0)
       pm.addPass(saga::createSagaScheduleMemory(scheduleOptions));
     if (emit == Emit::LLVM)
       saga::buildKernelToLLVMPipeline(pm);
@@ -379,13 +381,16 @@ int main(int argc, char **argv) {
     return saga::runForward(options);
   }
 
-  if (emit == Emit::Chunked) {
+  if (emit == Emit::Chunked ||
+      ((emit == Emit::Cuda || emit == Emit::Ptx) &&
+       (!graphSize.empty() || budget != 0))) {
     long long v = 0, e = -1;
     char tail = 0;
     if (budget == 0 || graphSize.empty() ||
         std::sscanf(graphSize.c_str(), "%lld,%lld%c", &v, &e, &tail) != 2 ||
         v <= 0 || e < 0) {
-      llvm::errs() << "sagac: error: --emit=chunked needs --memory-budget SIZE "
+      llvm::errs() << "sagac: error: --emit=chunked (and a chunked "
+                      "--emit=cuda|ptx) needs --memory-budget SIZE "
                       "and --graph-size V,E (vertices, edges)\n";
       return 1;
     }
@@ -395,7 +400,8 @@ int main(int argc, char **argv) {
     scheduleOptions.intervals = chunkIntervals;
   } else if (!graphSize.empty() || budget != 0) {
     llvm::errs() << "sagac: error: compiling, --memory-budget and --graph-size "
-                    "are for --emit=chunked (run and train take a budget)\n";
+                    "are for --emit=chunked|cuda|ptx (run and train take a "
+                    "budget)\n";
     return 1;
   }
   std::string message;
