@@ -459,20 +459,14 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ChunkedStats chunked;
   if (options.memoryBudget < 0)
     return llvm::createStringError("the memory budget must be positive");
-  if (impl->cuda && options.memoryBudget > 0)
-    return llvm::createStringError(
-        "a memory budget runs on the CPU only: the CUDA executor does not "
-        "stream chunked plans yet (run with --device cpu)");
+  ChunkedOptions co{options.memoryBudget, options.intervals,
+                    options.chunkGroup,   options.scratch,
+                    options.directIO,     impl->chunkedPlans.get()};
   auto results =
-      impl->cuda ? impl->cuda->execute(plan, ec)
-      : options.memoryBudget > 0
-          ? executeChunked(plan, ec,
-                           {options.memoryBudget, options.intervals,
-                            options.chunkGroup, options.scratch,
-                            options.directIO,
-                            impl->chunkedPlans.get()},
-                           &chunked)
-          : execute(plan, ec);
+      options.memoryBudget > 0
+          ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked)
+                        : executeChunked(plan, ec, co, &chunked))
+          : (impl->cuda ? impl->cuda->execute(plan, ec) : execute(plan, ec));
   if (!results)
     return results.takeError();
   RunResult r;

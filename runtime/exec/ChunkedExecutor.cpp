@@ -68,7 +68,6 @@ private:
   int64_t hi(int64_t j) const {
     return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
   }
-  std::string argName(BlockArgument arg) const;
   /// The caller's tensor behind a graph input or parameter, or null.
   const Tensor *external(Value v) const;
   /// Row 0 of `v` as seen from interval j (a piece's base shifted back by
@@ -102,22 +101,8 @@ private:
   std::vector<Tensor> results;
 };
 
-std::string ChunkedRun::argName(BlockArgument arg) const {
-  auto name =
-      model.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "saga.name");
-  return name ? name.str() : "#" + std::to_string(arg.getArgNumber());
-}
-
 const Tensor *ChunkedRun::external(Value v) const {
-  if (auto arg = dyn_cast<BlockArgument>(v)) {
-    auto it = ctx.inputs->find(argName(arg));
-    return it == ctx.inputs->end() ? nullptr : &it->second;
-  }
-  if (auto param = v.getDefiningOp<ParamOp>()) {
-    auto it = ctx.params->find(param.getName());
-    return it == ctx.params->end() ? nullptr : &it->second;
-  }
-  return nullptr;
+  return chunked::external(model, ctx, v);
 }
 
 char *ChunkedRun::addr(Value v, int64_t j, Resident &r) {
@@ -164,38 +149,7 @@ std::vector<int64_t> ChunkedRun::window(const std::vector<int64_t> &blocks,
 }
 
 llvm::Error ChunkedRun::readInput(int t, void *to, int64_t bytes) {
-  const PlanPiece &p = pm.pieces[size_t(t)];
-  const std::string &name = pm.problem.tensors[size_t(t)].name;
-  Value v = Value::getFromOpaquePointer(p.value);
-  const int64_t first = p.piece >= 0 ? lo(p.piece) : 0;
-  const int64_t rows = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
-  if (const Tensor *ext = external(v)) {
-    if (ext->numElements() != elementsOf(v.getType(), g))
-      return llvm::createStringError(
-          "input " + name + " has shape " + ext->describe() +
-          ", the model needs " +
-          Tensor::describe(shapeOf(v.getType(), g.numVertices),
-                           dtypeOf(v.getType())));
-    int64_t rowBytes = rows ? bytes / rows : 0;
-    std::memcpy(to, reinterpret_cast<const char *>(ext->f32()) + first * rowBytes,
-                size_t(bytes));
-    return llvm::Error::success();
-  }
-  if (auto arg = dyn_cast<BlockArgument>(v); arg && ctx.rowReaders) {
-    auto it = ctx.rowReaders->find(argName(arg));
-    if (it != ctx.rowReaders->end())
-      return it->second(first, p.piece >= 0 ? hi(p.piece) : g.numVertices,
-                        static_cast<float *>(to));
-  }
-  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
-    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense || !dense.isSplat())
-      return errorAt(c, "only splat float constants are supported");
-    std::fill_n(static_cast<float *>(to), bytes / 4,
-                float(dense.getSplatValue<APFloat>().convertToDouble()));
-    return llvm::Error::success();
-  }
-  return llvm::createStringError("input " + name + " is not set");
+  return chunked::readInput(model, ctx, pm, t, to, bytes);
 }
 
 llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
@@ -580,54 +534,12 @@ llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
 
 } // namespace
 
-namespace {
-/// The next tier as the plan runner sees it: loads of input tensors
-/// (graph inputs, parameters, constants) read them from where they live,
-/// everything else goes to the tier (host RAM or a spill file).
-class InputTier final : public NextTier {
-public:
-  InputTier(NextTier &base, std::function<bool(int)> isInput,
-            std::function<llvm::Error(int, void *, int64_t)> readInput)
-      : base(base), isInput(std::move(isInput)),
-        readInput(std::move(readInput)) {}
-  llvm::Error write(int key, const void *data, int64_t bytes) override {
-    stored.insert(key); // (the plan never stores an input; if it did, the
-                        // stored copy is the current one)
-    return base.write(key, data, bytes);
-  }
-  llvm::Error read(int key, void *data, int64_t bytes) override {
-    if (isInput(key) && !stored.count(key))
-      return readInput(key, data, bytes);
-    return base.read(key, data, bytes);
-  }
-  int64_t bytesHeld() const override { return base.bytesHeld(); }
-  std::string describe() const override { return base.describe(); }
-
-private:
-  NextTier &base;
-  std::function<bool(int)> isInput;
-  std::function<llvm::Error(int, void *, int64_t)> readInput;
-  std::set<int> stored; // used on the transfer thread only
-};
-} // namespace
-
-struct ChunkedPlanCache::Entry {
-  ChunkPlan chunk; // as read back from the model's saga.schedule
-  // Kept from run to run: the host-RAM tier's slots are reused, not
-  // faulted in again each step.
-  std::unique_ptr<NextTier> ramTier;
-};
 ChunkedPlanCache::ChunkedPlanCache() = default;
 ChunkedPlanCache::~ChunkedPlanCache() = default;
 
-namespace {
-/// The cached plan for `options`, made on first use (in `local` when the
-/// options name no cache). The model's saga.schedule is what runs: one
-/// for this graph and budget (and interval count, when asked for) is read
-/// back as it is; otherwise the plan is made and written there first.
 llvm::Expected<ChunkedPlanCache::Entry *>
-cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
-           ChunkedPlanCache &local) {
+chunked::plan(ModelOp model, const Graph &g, const ChunkedOptions &options,
+              ChunkedPlanCache &local) {
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
                              options.budget, options.intervals, options.group);
@@ -654,13 +566,90 @@ cachedPlan(ModelOp model, const Graph &g, const ChunkedOptions &options,
   entry->chunk = std::move(*read);
   return entry.get();
 }
-} // namespace
+
+llvm::Expected<NextTier *> chunked::nextTier(ChunkedPlanCache::Entry &entry,
+                                            const ChunkedOptions &options,
+                                            std::unique_ptr<NextTier> &spill) {
+  if (options.scratch.empty()) {
+    if (!entry.ramTier)
+      entry.ramTier = NextTier::inMemory();
+    return entry.ramTier.get();
+  }
+  auto t = NextTier::inFolder(options.scratch, options.direct);
+  if (!t)
+    return t.takeError();
+  spill = std::move(*t);
+  return spill.get();
+}
+
+std::string chunked::argName(ModelOp model, BlockArgument arg) {
+  auto name =
+      model.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "saga.name");
+  return name ? name.str() : "#" + std::to_string(arg.getArgNumber());
+}
+
+const Tensor *chunked::external(ModelOp model, const ExecutionContext &ctx,
+                                Value v) {
+  if (auto arg = dyn_cast<BlockArgument>(v)) {
+    auto it = ctx.inputs->find(argName(model, arg));
+    return it == ctx.inputs->end() ? nullptr : &it->second;
+  }
+  if (auto param = v.getDefiningOp<ParamOp>()) {
+    auto it = ctx.params->find(param.getName());
+    return it == ctx.params->end() ? nullptr : &it->second;
+  }
+  return nullptr;
+}
+
+llvm::Error chunked::readInput(ModelOp model, const ExecutionContext &ctx,
+                               const PlanMemory &pm, int t, void *to,
+                               int64_t bytes) {
+  const Graph &g = *ctx.graph;
+  auto lo = [&](int64_t j) { return j < 0 ? int64_t(0) : int64_t(pm.bounds[size_t(j)]); };
+  auto hi = [&](int64_t j) {
+    return j < 0 ? int64_t(g.numVertices) : int64_t(pm.bounds[size_t(j) + 1]);
+  };
+  const PlanPiece &p = pm.pieces[size_t(t)];
+  const std::string &name = pm.problem.tensors[size_t(t)].name;
+  Value v = Value::getFromOpaquePointer(p.value);
+  const int64_t first = p.piece >= 0 ? lo(p.piece) : 0;
+  const int64_t rows = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
+  if (const Tensor *ext = external(model, ctx, v)) {
+    if (ext->numElements() != elementsOf(v.getType(), g))
+      return llvm::createStringError(
+          "input " + name + " has shape " + ext->describe() +
+          ", the model needs " +
+          Tensor::describe(shapeOf(v.getType(), g.numVertices),
+                           dtypeOf(v.getType())));
+    int64_t rowBytes = rows ? bytes / rows : 0;
+    std::memcpy(to, reinterpret_cast<const char *>(ext->f32()) + first * rowBytes,
+                size_t(bytes));
+    return llvm::Error::success();
+  }
+  if (auto arg = dyn_cast<BlockArgument>(v); arg && ctx.rowReaders) {
+    auto it = ctx.rowReaders->find(argName(model, arg));
+    if (it != ctx.rowReaders->end())
+      return it->second(first, p.piece >= 0 ? hi(p.piece) : g.numVertices,
+                        static_cast<float *>(to));
+  }
+  if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || !dense.isSplat())
+      return errorAt(c, "only splat float constants are supported");
+    std::fill_n(static_cast<float *>(to), bytes / 4,
+                float(dense.getSplatValue<APFloat>().convertToDouble()));
+    return llvm::Error::success();
+  }
+  return llvm::createStringError("input " + name + " is not set");
+}
+
+
 
 llvm::Expected<std::string> saga::describeChunked(ModelOp model,
                                                  const Graph &g,
                                                  const ChunkedOptions &options) {
   ChunkedPlanCache local;
-  auto found = cachedPlan(model, g, options, local);
+  auto found = chunked::plan(model, g, options, local);
   if (!found)
     return found.takeError();
   const ChunkPlan &cp = (*found)->chunk;
@@ -688,7 +677,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (!ctx.chunks && !ctx.chunkSource)
     return llvm::createStringError("a chunked run needs a source of chunks");
   ChunkedPlanCache local;
-  auto found = cachedPlan(model, g, options, local);
+  auto found = chunked::plan(model, g, options, local);
   if (!found)
     return found.takeError();
   ChunkedPlanCache::Entry *entry = *found;
@@ -697,20 +686,12 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   int64_t parts = entry->chunk.intervals();
   int64_t room = entry->chunk.room();
   std::unique_ptr<NextTier> spill; // a spill file lives for one run
-  NextTier *tier;
-  if (options.scratch.empty()) {
-    if (!entry->ramTier)
-      entry->ramTier = NextTier::inMemory();
-    tier = entry->ramTier.get();
-  } else {
-    auto t = NextTier::inFolder(options.scratch, options.direct);
-    if (!t)
-      return t.takeError();
-    spill = std::move(*t);
-    tier = spill.get();
-  }
+  auto tierOr = chunked::nextTier(*entry, options, spill);
+  if (!tierOr)
+    return tierOr.takeError();
+  NextTier *tier = *tierOr;
   ChunkedRun run(model, ctx, pm);
-  InputTier inputs(*tier, [&](int t) { return run.isInput(t); },
+  chunked::InputTier inputs(*tier, [&](int t) { return run.isInput(t); },
                    [&](int t, void *to, int64_t bytes) {
                      return run.readInput(t, to, bytes);
                    });

@@ -22,8 +22,12 @@
 #ifndef SAGA_RUNTIME_EXEC_CHUNKEDEXECUTOR_H
 #define SAGA_RUNTIME_EXEC_CHUNKEDEXECUTOR_H
 
+#include "analysis/ChunkPlan.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/memory/PlanRunner.h"
+
+#include <functional>
+#include <set>
 
 #include <map>
 #include <memory>
@@ -74,6 +78,72 @@ struct ChunkedStats {
 /// with the plan's loads before it and its stores and frees after it.
 llvm::Expected<std::string> describeChunked(ModelOp model, const Graph &graph,
                                             const ChunkedOptions &options);
+
+struct ChunkedPlanCache::Entry {
+  ChunkPlan chunk; // as read back from the model's saga.schedule
+  // Kept from run to run: the host-RAM tier's slots are reused, not
+  // faulted in again each step.
+  std::unique_ptr<NextTier> ramTier;
+};
+
+/// What the CPU's and the CUDA device's chunked runs share.
+namespace chunked {
+
+/// The cached plan for `options`, made on first use (in `local` when the
+/// options name no cache). The model's saga.schedule is what runs: one
+/// for this graph and budget (and interval count, when asked for) is read
+/// back as it is; otherwise the plan is made and written there first.
+llvm::Expected<ChunkedPlanCache::Entry *>
+plan(ModelOp model, const Graph &g, const ChunkedOptions &options,
+     ChunkedPlanCache &local);
+
+/// The next tier for a run: the entry's host-RAM tier, or a spill file in
+/// options.scratch (kept in `spill`, for one run).
+llvm::Expected<NextTier *> nextTier(ChunkedPlanCache::Entry &entry,
+                                    const ChunkedOptions &options,
+                                    std::unique_ptr<NextTier> &spill);
+
+std::string argName(ModelOp model, mlir::BlockArgument arg);
+/// The caller's tensor behind a graph input or parameter, or null.
+const Tensor *external(ModelOp model, const ExecutionContext &ctx,
+                       mlir::Value v);
+/// Reads input tensor t of the problem (a piece of a graph input, a
+/// parameter, a constant) from where it lives: the caller's tensor, a
+/// streamed input's reader, or the constant's value.
+llvm::Error readInput(ModelOp model, const ExecutionContext &ctx,
+                      const PlanMemory &pm, int t, void *to, int64_t bytes);
+
+/// The next tier as the plan runner sees it: loads of input tensors
+/// (graph inputs, parameters, constants) read them from where they live,
+/// everything else goes to the tier (host RAM or a spill file).
+class InputTier final : public NextTier {
+public:
+  InputTier(NextTier &base, std::function<bool(int)> isInput,
+            std::function<llvm::Error(int, void *, int64_t)> readInput)
+      : base(base), isInput(std::move(isInput)),
+        readInput(std::move(readInput)) {}
+  llvm::Error write(int key, const void *data, int64_t bytes) override {
+    stored.insert(key); // (the plan never stores an input; if it did, the
+                        // stored copy is the current one)
+    return base.write(key, data, bytes);
+  }
+  llvm::Error read(int key, void *data, int64_t bytes) override {
+    if (isInput(key) && !stored.count(key))
+      return readInput(key, data, bytes);
+    return base.read(key, data, bytes);
+  }
+  int64_t bytesHeld() const override { return base.bytesHeld(); }
+  std::string describe() const override { return base.describe(); }
+
+private:
+  NextTier &base;
+  std::function<bool(int)> isInput;
+  std::function<llvm::Error(int, void *, int64_t)> readInput;
+  std::set<int> stored; // used on the transfer thread only
+};
+
+
+} // namespace chunked
 
 llvm::Expected<std::vector<Tensor>> executeChunked(ModelOp model,
                                                    const ExecutionContext &ctx,

@@ -210,6 +210,11 @@ inline void addCrossEntropyGrad(const float *row, int64_t c, int32_t label,
   }
 }
 
+/// saga.add/sub/mul/div as 0/1/2/3 (the CUDA runtime's binary kernel).
+inline int64_t binaryOpCode(Operation *op) {
+  return isa<AddOp>(op) ? 0 : isa<SubOp>(op) ? 1 : isa<MulOp>(op) ? 2 : 3;
+}
+
 /// z = x op y (saga.add/sub/mul/div) over n elements; an operand of one
 /// element is broadcast.
 inline void binaryElementwise(Operation *op, const float *x, int64_t na,

@@ -12,7 +12,7 @@ using namespace saga;
 
 llvm::Expected<PlanRunStats>
 saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
-                    DevicePool &pool, NextTier &tier,
+                    DeviceTier &pool, NextTier &tier,
                     const std::function<llvm::Error(int, Resident &)> &compute,
                     int depth) {
   if (!plan.feasible)

@@ -35,7 +35,7 @@ using Resident = std::map<int, DeviceBuffer>;
 /// plan's own accounting (the pool's capacity minus the plan's budget).
 llvm::Expected<PlanRunStats>
 runMemoryPlan(const MemoryProblem &problem, const MemoryPlan &plan,
-              DevicePool &pool, NextTier &tier,
+              DeviceTier &pool, NextTier &tier,
               const std::function<llvm::Error(int op, Resident &)> &compute,
               int depth = 2);
 

@@ -229,6 +229,8 @@ private:
 
 } // namespace
 
+DeviceTier::~DeviceTier() = default;
+
 DevicePool::~DevicePool() {
   for (auto &[size, p] : cached)
     std::free(p);

@@ -35,31 +35,46 @@ struct DeviceBuffer {
   int64_t bytes = 0;
 };
 
-/// The device tier: an arena of the capacity, reserved once and reused
-/// from run to run (best fit, neighbours coalesced), so a block taken again
-/// costs no page faults; a request the arena's fragments cannot hold is
-/// served from the heap, still within the capacity. On a GPU the arena is
-/// one device allocation.
-class DevicePool {
+/// The device tier as a memory plan's runner sees it: memory with a hard
+/// capacity. Host RAM (DevicePool, below) or a GPU's memory
+/// (exec/cuda/CudaChunkedExecutor's pool, whose buffers hold device
+/// addresses).
+class DeviceTier {
+public:
+  virtual ~DeviceTier();
+  /// A buffer of `bytes`, or an error saying what was asked for, what is
+  /// in use and the capacity (naming `what`).
+  virtual llvm::Expected<DeviceBuffer> allocate(int64_t bytes,
+                                                const std::string &what) = 0;
+  /// Whether `bytes` more fit now.
+  virtual bool fits(int64_t bytes) const = 0;
+  virtual void release(DeviceBuffer &buffer) = 0;
+  virtual int64_t capacity() const = 0;
+  virtual int64_t peak() const = 0;
+};
+
+/// The device tier in host RAM: an arena of the capacity, reserved once and
+/// reused from run to run (best fit, neighbours coalesced), so a block taken
+/// again costs no page faults; a request the arena's fragments cannot hold
+/// is served from the heap, still within the capacity.
+class DevicePool final : public DeviceTier {
 public:
   explicit DevicePool(int64_t capacity) : capacity_(capacity) {}
-  ~DevicePool();
+  ~DevicePool() override;
   DevicePool(const DevicePool &) = delete;
   DevicePool &operator=(const DevicePool &) = delete;
 
-  /// A buffer of `bytes`, or an error saying what was asked for, what is
-  /// in use and the capacity (naming `what`).
-  llvm::Expected<DeviceBuffer> allocate(int64_t bytes, const std::string &what);
-  /// Whether `bytes` more fit now.
-  bool fits(int64_t bytes) const;
-  void release(DeviceBuffer &buffer);
+  llvm::Expected<DeviceBuffer> allocate(int64_t bytes,
+                                        const std::string &what) override;
+  bool fits(int64_t bytes) const override;
+  void release(DeviceBuffer &buffer) override;
 
-  int64_t capacity() const { return capacity_; }
+  int64_t capacity() const override { return capacity_; }
   /// A new capacity (for the next run; nothing may be in use), freeing
   /// recycled blocks beyond it.
   void setCapacity(int64_t capacity);
   int64_t used() const;
-  int64_t peak() const;
+  int64_t peak() const override;
   /// Allocations the arena could not hold (served from the heap).
   int64_t heapAllocations() const;
 

@@ -165,21 +165,11 @@ bool selectDevice(Model &m, const RunOptions &options) {
   std::string why = "--device cpu";
   if (choice == DeviceChoice::Auto) {
     int n = cudaDeviceCount(why);
-    if (n > 0 && options.memoryBudget > 0) {
-      why = "a memory budget runs on the CPU only";
-      n = 0;
-    }
     if (n > 0)
       choice = DeviceChoice::Cuda;
     why += "; --device auto";
   }
   if (choice == DeviceChoice::Cuda) {
-    if (options.memoryBudget > 0) {
-      fail(llvm::createStringError(
-          "--device cuda: a memory budget runs on the CPU only (the CUDA "
-          "executor does not stream chunked plans yet)"));
-      return false;
-    }
     auto start = std::chrono::steady_clock::now();
     if (llvm::Error e = m.useCuda()) {
       fail(llvm::createStringError("--device " + options.device + ": " +

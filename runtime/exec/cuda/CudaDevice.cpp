@@ -170,6 +170,7 @@ int64_t CudaDevice::poolUsed() const {
 
 llvm::Error CudaDevice::upload(CUdeviceptr to, const void *from,
                                int64_t bytes) {
+  std::lock_guard<std::mutex> lock(transferMutex);
   // The target may be pool memory the compute stream's queued kernels still
   // read (released, then reallocated): the copies wait for them.
   if (auto e = api->check(api->eventRecord(computed, compute), "cuEventRecord"))
@@ -203,6 +204,7 @@ llvm::Error CudaDevice::upload(CUdeviceptr to, const void *from,
 }
 
 llvm::Error CudaDevice::download(void *to, CUdeviceptr from, int64_t bytes) {
+  std::lock_guard<std::mutex> lock(transferMutex);
   // The copy stream waits for the compute stream's work so far.
   if (auto e = api->check(api->eventRecord(computed, compute), "cuEventRecord"))
     return e;
@@ -282,7 +284,7 @@ llvm::Error CudaDevice::launch(CUfunction f, unsigned grid, unsigned block,
 
 llvm::Error CudaDevice::gemm(bool transA, bool transB, int64_t m, int64_t n,
                              int64_t k, CUdeviceptr a, CUdeviceptr b,
-                             CUdeviceptr c) {
+                             CUdeviceptr c, bool accumulate) {
   if (m == 0 || n == 0)
     return llvm::Error::success();
   if (m > INT32_MAX || n > INT32_MAX || k > INT32_MAX)
@@ -293,12 +295,12 @@ llvm::Error CudaDevice::gemm(bool transA, bool transB, int64_t m, int64_t n,
   ++stats_.gemms;
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B's
   // and A's buffers, read as column-major, are already the transposes.
-  const float one = 1.0f, zero = 0.0f;
+  const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
   int lda = int(transA ? m : k), ldb = int(transB ? k : n);
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<float *>(p); };
   int r = blas->sgemm(handle, transB ? BlasApi::kOpT : BlasApi::kOpN,
                       transA ? BlasApi::kOpT : BlasApi::kOpN, int(n), int(m),
-                      int(k), &one, ptr(b), ldb, ptr(a), lda, &zero, ptr(c),
+                      int(k), &one, ptr(b), ldb, ptr(a), lda, &beta, ptr(c),
                       int(n));
   if (r != 0)
     return llvm::createStringError("cublasSgemm failed (status " +

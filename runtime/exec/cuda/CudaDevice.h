@@ -75,6 +75,8 @@ public:
   int64_t poolUsed() const;
   int64_t poolCapacity() const { return poolBytes; }
 
+  /// (Uploads and downloads are thread-safe: a transfer engine's thread
+  /// may run them beside the thread that launches.)
   /// Host to device on the copy stream, through the pinned staging
   /// buffers; compute-stream work queued after this sees the data.
   llvm::Error upload(CUdeviceptr to, const void *from, int64_t bytes);
@@ -94,10 +96,12 @@ public:
   llvm::Error launch(CUfunction f, unsigned grid, unsigned block,
                      unsigned sharedBytes, void **params,
                      const std::string &what);
-  /// Row-major C[m, n] = op(A) op(B), on the compute stream (cuBLAS).
-  /// transA: A is [k, m] read transposed, else [m, k]; likewise B.
+  /// Row-major C[m, n] = op(A) op(B) (C += with `accumulate`), on the
+  /// compute stream (cuBLAS). transA: A is [k, m] read transposed, else
+  /// [m, k]; likewise B.
   llvm::Error gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
-                   CUdeviceptr a, CUdeviceptr b, CUdeviceptr c);
+                   CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+                   bool accumulate = false);
   /// Waits for the compute stream.
   llvm::Error synchronize();
 
@@ -123,6 +127,8 @@ private:
   CUevent uploaded = nullptr, computed = nullptr;
   int64_t stagingBytes = 0;
   int next = 0;
+  // Uploads and downloads may come from a transfer thread beside compute.
+  std::mutex transferMutex;
   CudaStats stats_;
 };
 

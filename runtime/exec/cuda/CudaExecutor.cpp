@@ -1,12 +1,14 @@
 //===- CudaExecutor.cpp - runs execution plans on a CUDA device -----------===//
 
 #include "runtime/exec/cuda/CudaExecutor.h"
+#include "runtime/exec/cuda/PlanKernels.h"
 
 #include "codegen/KernelEmitter.h"
 #include "codegen/cuda/CudaEmitter.h"
 #include "dialect/Saga.h"
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/cuda/RuntimeKernels.h"
+#include "runtime/exec/cuda/RuntimeOps.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "mlir/IR/SymbolTable.h"
@@ -20,10 +22,6 @@ using namespace saga;
 using namespace saga::exec;
 using cuda::CUdeviceptr;
 
-struct CudaBackend::PlanKernels {
-  std::unique_ptr<cuda::CudaModule> module;
-  std::map<std::string, cuda::KernelInfo> infos;
-};
 
 llvm::Expected<std::unique_ptr<CudaBackend>>
 CudaBackend::create(const cuda::CudaDevice::Options &options) {
@@ -118,7 +116,8 @@ class CudaRun {
 public:
   CudaRun(CudaBackend &backend, CudaBackend::PlanKernels &plan,
           const ExecutionContext &ctx)
-      : b(backend), dev(*backend.device), plan(plan), ctx(ctx) {}
+      : b(backend), dev(*backend.device), plan(plan), ctx(ctx),
+        ops(*backend.device, *backend.runtime) {}
   ~CudaRun() {
     // Stream order would make the releases safe; waiting first also keeps
     // a failed run from freeing what a queued kernel still writes.
@@ -160,19 +159,11 @@ private:
   llvm::Error scalarOp(Operation *op);
   llvm::Error lossRows();
 
-  /// A runtime kernel over n elements, grid-strided.
-  llvm::Error runtimeKernel(const char *name, int64_t n,
-                            std::initializer_list<void *> params,
-                            unsigned block = 256, unsigned shared = 0);
-  unsigned gridFor(int64_t n, unsigned block) const {
-    int64_t blocks = (std::max<int64_t>(n, 1) + block - 1) / block;
-    return unsigned(std::clamp<int64_t>(blocks, 1, int64_t(dev.multiprocessors()) * 8));
-  }
-
   CudaBackend &b;
   cuda::CudaDevice &dev;
   CudaBackend::PlanKernels &plan;
   const ExecutionContext &ctx;
+  cuda::RuntimeOps ops;
   llvm::DenseMap<Value, DeviceTensor> values;
   std::vector<CUdeviceptr> temporaries;
   size_t liveBytes = 0, peakBytes = 0;
@@ -225,18 +216,6 @@ void CudaRun::release(Value v) {
     dev.release(it->second.ptr);
   }
   values.erase(it);
-}
-
-llvm::Error CudaRun::runtimeKernel(const char *name, int64_t n,
-                                   std::initializer_list<void *> params,
-                                   unsigned block, unsigned shared) {
-  cuda::CUfunction f = b.runtime->function(name);
-  if (!f)
-    return llvm::createStringError(std::string("runtime kernel ") + name +
-                                   " is not loaded");
-  std::vector<void *> p(params);
-  return dev.launch(f, shared ? 1 : gridFor(n, block), block, shared, p.data(),
-                    name);
 }
 
 llvm::Error CudaRun::graphArrays() {
@@ -317,11 +296,6 @@ llvm::Error CudaRun::lossRows() {
 }
 
 llvm::Error CudaRun::launch(LaunchOp op) {
-  auto info = plan.infos.find(op.getCallee().str());
-  cuda::CUfunction f = plan.module->function(op.getCallee().str());
-  if (info == plan.infos.end() || !f)
-    return errorAt(op, "kernel '" + op.getCallee().str() +
-                           "' was not compiled for the CUDA device");
   auto kernelFn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
       op, op.getCalleeAttr());
   bool reversed = kernelFn && kernelFn->hasAttr("saga.reversed");
@@ -329,51 +303,54 @@ llvm::Error CudaRun::launch(LaunchOp op) {
   // The kernel level's arguments, as the CPU executor passes them: the CSR
   // walked (propagate, edge_map), then for a propagate the whole CSR's
   // offsets, the phase and the (unused, unchunked) state, then operands and
-  // results. Each buffer is a pointer and its length.
-  struct Arg {
-    bool scalar;
-    CUdeviceptr ptr;
-    int64_t value; // a scalar, or a buffer's elements
-  };
-  std::vector<Arg> args;
-  auto buffer = [&](CUdeviceptr p, int64_t n) { args.push_back({false, p, n}); };
+  // results.
+  using cuda::KernelParam;
+  std::vector<KernelParam> args;
   if (op.getPropagate() || op.getEdgeMap()) {
     int64_t v1 = int64_t(g.numVertices) + 1, e = g.numEdges;
-    if (reversed) {
-      buffer(outOffsets, v1);
-      buffer(outTargets, e);
-      buffer(outIds, e);
-    } else {
-      buffer(inOffsets, v1);
-      buffer(inSources, e);
-      buffer(inIds, e);
-    }
+    args.push_back(KernelParam::buffer(reversed ? outOffsets : inOffsets, v1));
+    args.push_back(KernelParam::buffer(reversed ? outTargets : inSources, e));
+    args.push_back(KernelParam::buffer(reversed ? outIds : inIds, e));
   }
   if (op.getPropagate()) {
-    buffer(reversed ? outOffsets : inOffsets, int64_t(g.numVertices) + 1);
-    args.push_back({true, 0, kPhaseWhole});
-    buffer(0, 0);
+    args.push_back(KernelParam::buffer(reversed ? outOffsets : inOffsets,
+                                       int64_t(g.numVertices) + 1));
+    args.push_back(KernelParam::i64(kPhaseWhole));
+    args.push_back(KernelParam::buffer(0, 0));
   }
   for (Value v : op.getOperands()) {
     const DeviceTensor *t = lookup(v);
     if (!t)
       return errorAt(op, "operand has no value (plan out of order?)");
-    buffer(t->ptr, t->elements);
+    args.push_back(KernelParam::buffer(t->ptr, t->elements));
   }
   for (Value r : op.getResults()) {
     auto t = allocate(r, "a result of " + op.getCallee().str());
     if (!t)
       return errorAt(op, llvm::toString(t.takeError()));
-    buffer((*t)->ptr, (*t)->elements);
+    args.push_back(KernelParam::buffer((*t)->ptr, (*t)->elements));
   }
-  const cuda::KernelInfo &k = info->second;
-  size_t expected = 3 + args.size(); // begin, end, seed, then ours
-  if (k.params.size() != expected)
+  return cuda::launchPlanKernel(dev, plan, op, args, 0, g.numVertices,
+                                int64_t(ctx.seed));
+}
+
+llvm::Error cuda::launchPlanKernel(CudaDevice &dev,
+                                   const CudaBackend::PlanKernels &plan,
+                                   LaunchOp op, llvm::ArrayRef<KernelParam> args,
+                                   int64_t begin, int64_t end, int64_t seed) {
+  auto info = plan.infos.find(op.getCallee().str());
+  CUfunction f = plan.module->function(op.getCallee().str());
+  if (info == plan.infos.end() || !f)
+    return errorAt(op, "kernel '" + op.getCallee().str() +
+                           "' was not compiled for the CUDA device");
+  const KernelInfo &k = info->second;
+  if (k.params.size() != 3 + args.size())
     return errorAt(op, op.getCallee().str() + " takes " +
                            std::to_string(k.params.size()) +
                            " arguments, the executor has " +
-                           std::to_string(expected));
-  int64_t begin = 0, end = g.numVertices, seed = int64_t(ctx.seed);
+                           std::to_string(3 + args.size()));
+  // cuLaunchKernel's form: a pointer to each parameter's value; a buffer
+  // is two parameters, its pointer and its length.
   std::vector<int64_t> scalars;
   std::vector<CUdeviceptr> pointers;
   scalars.reserve(3 + 2 * args.size());
@@ -400,9 +377,8 @@ llvm::Error CudaRun::launch(LaunchOp op) {
   int64_t blocks = (std::max<int64_t>(end - begin, 1) + warps - 1) / warps;
   unsigned grid = unsigned(
       std::clamp<int64_t>(blocks, 1, int64_t(dev.multiprocessors()) * 16));
-  if (auto e = dev.launch(f, grid, 32 * warps,
-                          unsigned(warps * k.scratchBytes), params.data(),
-                          k.name))
+  if (auto e = dev.launch(f, grid, 32 * warps, unsigned(warps * k.scratchBytes),
+                          params.data(), k.name))
     return errorAt(op, llvm::toString(std::move(e)));
   return llvm::Error::success();
 }
@@ -446,7 +422,9 @@ llvm::Error CudaRun::gemm(Operation *op) {
 }
 
 llvm::Error CudaRun::scalarOp(Operation *op) {
-  auto result = [&]() { return allocate(op->getResult(0), op->getName().getStringRef().str()); };
+  auto result = [&]() {
+    return allocate(op->getResult(0), op->getName().getStringRef().str());
+  };
   if (auto c = dyn_cast<arith::ConstantOp>(op)) {
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
     if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
@@ -454,10 +432,8 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     auto t = result();
     if (!t)
       return t.takeError();
-    float value = float(dense.getSplatValue<APFloat>().convertToDouble());
-    uint32_t bits;
-    std::memcpy(&bits, &value, 4);
-    return dev.fill32((*t)->ptr, bits, (*t)->elements);
+    return ops.fill((*t)->ptr, (*t)->elements,
+                    float(dense.getSplatValue<APFloat>().convertToDouble()));
   }
   auto operand = [&](unsigned i) { return lookup(op->getOperand(i)); };
   for (unsigned i = 0; i < op->getNumOperands(); ++i)
@@ -467,21 +443,19 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     auto t = result();
     if (!t)
       return t.takeError();
-    CUdeviceptr a = operand(0)->ptr, r = (*t)->ptr;
-    int64_t n = (*t)->elements;
-    return runtimeKernel("saga_rt_neg", n, {&a, &r, &n});
+    return ops.neg(operand(0)->ptr, (*t)->ptr, (*t)->elements);
   }
   if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
     auto t = result();
     if (!t)
       return t.takeError();
     const DeviceTensor *a = operand(0), *c = operand(1);
-    int64_t n = (*t)->elements, na = a->elements, nb = c->elements;
-    if ((na != n && na != 1) || (nb != n && nb != 1))
+    int64_t n = (*t)->elements;
+    if ((a->elements != n && a->elements != 1) ||
+        (c->elements != n && c->elements != 1))
       return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-    int64_t code = isa<AddOp>(op) ? 0 : isa<SubOp>(op) ? 1 : isa<MulOp>(op) ? 2 : 3;
-    CUdeviceptr pa = a->ptr, pb = c->ptr, r = (*t)->ptr;
-    return runtimeKernel("saga_rt_binary", n, {&code, &pa, &na, &pb, &nb, &r, &n});
+    return ops.binary(binaryOpCode(op), a->ptr, a->elements, c->ptr, c->elements,
+                      (*t)->ptr, n);
   }
   if (auto sum = dyn_cast<SumRowsOp>(op)) {
     const DeviceTensor *x = operand(0);
@@ -489,18 +463,18 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     if (!t)
       return t.takeError();
     int64_t rowsN = x->shape.empty() ? 1 : x->shape[0];
-    int64_t w = (*t)->elements, block = kRowsPerTask;
-    int64_t blocks = std::max<int64_t>((rowsN + block - 1) / block, 1);
+    int64_t w = (*t)->elements;
+    int64_t blocks = std::max<int64_t>((rowsN + kRowsPerTask - 1) / kRowsPerTask, 1);
     auto partial = temporary(blocks * w * 8, "sum_rows partials");
     if (!partial)
       return partial.takeError();
-    CUdeviceptr px = x->ptr, pp = *partial, r = (*t)->ptr;
     if (rowsN == 0)
-      return dev.fill32(r, 0, w);
-    if (auto e = runtimeKernel("saga_rt_block_sums", blocks * w,
-                               {&px, &rowsN, &w, &block, &pp}))
+      return dev.fill32((*t)->ptr, 0, w);
+    if (auto e = dev.fill32(*partial, 0, blocks * w * 2))
       return e;
-    return runtimeKernel("saga_rt_finish_sums", w, {&pp, &blocks, &w, &r});
+    if (auto e = ops.blockSums(x->ptr, 0, rowsN, w, kRowsPerTask, *partial))
+      return e;
+    return ops.finishSums(*partial, blocks, w, (*t)->ptr);
   }
   if (isa<L2Op>(op)) {
     auto t = result();
@@ -509,51 +483,43 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     auto s = temporary(8, "l2 sum");
     if (!s)
       return s.takeError();
-    CUdeviceptr x = operand(0)->ptr, none = 0, ps = *s, r = (*t)->ptr;
-    int64_t n = operand(0)->elements, square = 1;
-    double half = 0.5;
-    if (auto e = runtimeKernel("saga_rt_reduce", 1, {&x, &none, &n, &square, &ps},
-                               cuda::kReduceThreads, cuda::kReduceThreads * 8))
+    if (auto e = ops.reduce(operand(0)->ptr, 0, operand(0)->elements, true, *s))
       return e;
-    return runtimeKernel("saga_rt_scalar", 1, {&ps, &none, &half, &r});
+    return ops.scalar(*s, 0, 0.5, (*t)->ptr);
   }
   if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
     if (auto e = lossRows())
       return e;
-    bool grad = isa<CrossEntropyGradOp>(op);
     const DeviceTensor *logits = operand(0), *labels = operand(1);
     int64_t c = logits->shape.size() > 1 ? logits->elements / logits->shape[0] : 1;
-    auto terms = temporary(std::max<int64_t>(numRows, 1) * 16, "loss terms");
+    int64_t n = numRows, slots = std::max<int64_t>(n, 1);
+    auto terms = temporary(slots * 16, "loss terms");
     auto sums = temporary(16, "loss sums");
     if (!terms || !sums)
       return llvm::joinErrors(terms.takeError(), sums.takeError());
-    CUdeviceptr pl = logits->ptr, plab = labels->ptr, prow = rows,
-                pt = *terms, pv = *terms + CUdeviceptr(std::max<int64_t>(numRows, 1) * 8),
-                ps = *sums, pc = *sums + 8, none = 0;
-    int64_t n = numRows, zero = 0;
-    if (auto e = runtimeKernel("saga_rt_cross_entropy", n,
-                               {&pl, &c, &plab, &prow, &n, &pt, &pv}))
+    CUdeviceptr valid = *terms + CUdeviceptr(slots * 8), count = *sums + 8;
+    if (auto e = ops.labelValid(labels->ptr, c, rows, n, valid))
       return e;
-    if (auto e = runtimeKernel("saga_rt_reduce", 1, {&none, &pv, &n, &zero, &pc},
-                               cuda::kReduceThreads, cuda::kReduceThreads * 8))
+    if (auto e = ops.reduce(0, valid, n, false, count))
       return e;
     auto t = result();
     if (!t)
       return t.takeError();
-    CUdeviceptr r = (*t)->ptr;
-    if (!grad) {
-      if (auto e = runtimeKernel("saga_rt_reduce", 1, {&none, &pt, &n, &zero, &ps},
-                                 cuda::kReduceThreads, cuda::kReduceThreads * 8))
+    int64_t v = ctx.graph->numVertices;
+    if (isa<CrossEntropyOp>(op)) {
+      if (auto e = dev.fill32(*terms, 0, slots * 2))
         return e;
-      double one = 1.0;
-      return runtimeKernel("saga_rt_scalar", 1, {&ps, &pc, &one, &r});
+      if (auto e = ops.crossEntropy(logits->ptr, c, labels->ptr, rows, n, 0, v,
+                                    *terms))
+        return e;
+      if (auto e = ops.reduce(0, *terms, n, false, *sums))
+        return e;
+      return ops.scalar(*sums, count, 1.0, (*t)->ptr);
     }
-    const DeviceTensor *g = operand(2);
-    CUdeviceptr pg = g->ptr;
-    if (auto e = dev.fill32(r, 0, (*t)->elements))
+    if (auto e = dev.fill32((*t)->ptr, 0, (*t)->elements))
       return e;
-    return runtimeKernel("saga_rt_cross_entropy_grad", n,
-                         {&pl, &c, &plab, &prow, &n, &pg, &pc, &r});
+    return ops.crossEntropyGrad(logits->ptr, c, labels->ptr, rows, n, 0, v,
+                                operand(2)->ptr, count, (*t)->ptr);
   }
   return errorAt(op, "'" + op->getName().getStringRef().str() +
                          "' cannot be executed by the CUDA runtime");
@@ -578,16 +544,12 @@ llvm::Expected<std::vector<Tensor>> CudaRun::execute(ModelOp model) {
       auto t = allocate(op.getResult(0), "degrees");
       if (!t)
         return t.takeError();
-      CUdeviceptr off = inOffsets, d = (*t)->ptr;
-      int64_t n = g.numVertices;
-      err = runtimeKernel("saga_rt_in_degree", n, {&off, &d, &n});
+      err = ops.inDegree(inOffsets, (*t)->ptr, 0, g.numVertices);
     } else if (isa<VertexIdOp>(op)) {
       auto t = allocate(op.getResult(0), "vertex ids");
       if (!t)
         return t.takeError();
-      CUdeviceptr d = (*t)->ptr;
-      int64_t n = g.numVertices;
-      err = runtimeKernel("saga_rt_iota", n, {&d, &n});
+      err = ops.iota((*t)->ptr, 0, g.numVertices);
     } else if (auto l = dyn_cast<LaunchOp>(op)) {
       err = launch(l);
     } else if (isa<LinearOp, LinearGradInputOp, LinearGradWeightOp>(op)) {

@@ -9,15 +9,15 @@
 // once and stay on the device; parameters are uploaded each run (the
 // optimiser runs on the host) and the plan's results come back.
 //
-// Not yet: plans under a memory budget (the chunked level) run on the CPU
-// only; ForwardOptions::sourceIntervals is ignored (one pass per
-// propagation).
+// Under a memory budget, executeChunked runs the chunked level's plan.
+// ForwardOptions::sourceIntervals is ignored (one pass per propagation).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef SAGA_RUNTIME_EXEC_CUDA_CUDAEXECUTOR_H
 #define SAGA_RUNTIME_EXEC_CUDA_CUDAEXECUTOR_H
 
+#include "runtime/exec/ChunkedExecutor.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/cuda/CudaDevice.h"
 
@@ -50,6 +50,16 @@ public:
   llvm::Expected<std::vector<Tensor>> execute(ModelOp model,
                                               const ExecutionContext &ctx);
 
+  /// Runs `model` under a memory budget (the chunked level, as
+  /// ChunkedExecutor.h's executeChunked): the device tier is the GPU's
+  /// memory with the budget's capacity, the next tier host RAM or spill
+  /// files; loads and stores run on the transfer engine's thread as copies
+  /// on the copy stream; kernels, GEMMs and reductions run per row interval
+  /// and 2-D chunk on the compute stream.
+  llvm::Expected<std::vector<Tensor>>
+  executeChunked(ModelOp model, const ExecutionContext &ctx,
+                 const ChunkedOptions &options, ChunkedStats *stats);
+
   struct Buffer {
     cuda::CUdeviceptr ptr = 0;
     int64_t bytes = 0;
@@ -59,6 +69,7 @@ public:
 private:
   CudaBackend() = default;
   friend class CudaRun;
+  friend class CudaChunkedRun;
   llvm::Expected<Buffer> resident(const std::string &key, const void *data,
                                   int64_t bytes);
 
@@ -67,11 +78,11 @@ private:
   std::map<mlir::Operation *, std::unique_ptr<PlanKernels>> plans;
   /// Graph arrays and inputs on the device, by key, with the host data they
   /// were copied from.
-  struct Resident {
+  struct ResidentCopy {
     Buffer buffer;
     const void *from = nullptr;
   };
-  std::map<std::string, Resident> residents;
+  std::map<std::string, ResidentCopy> residents;
 };
 
 } // namespace saga

@@ -22,13 +22,19 @@ extern "C" __global__ void saga_rt_fill(float *x, int64_t n, float v) {
   SAGA_FOR(i, n) x[i] = v;
 }
 
-extern "C" __global__ void saga_rt_iota(int32_t *x, int64_t n) {
-  SAGA_FOR(i, n) x[i] = (int32_t)i;
+// Rows [begin, end) of x (x is row 0's address, as for every row range).
+extern "C" __global__ void saga_rt_iota(int32_t *x, int64_t begin,
+                                        int64_t end) {
+  SAGA_FOR(i, end - begin) x[begin + i] = (int32_t)(begin + i);
 }
 
 extern "C" __global__ void saga_rt_in_degree(const int64_t *offsets,
-                                             float *degree, int64_t n) {
-  SAGA_FOR(v, n) degree[v] = (float)(offsets[v + 1] - offsets[v]);
+                                             float *degree, int64_t begin,
+                                             int64_t end) {
+  SAGA_FOR(i, end - begin) {
+    int64_t v = begin + i;
+    degree[v] = (float)(offsets[v + 1] - offsets[v]);
+  }
 }
 
 extern "C" __global__ void saga_rt_neg(const float *a, float *r, int64_t n) {
@@ -49,20 +55,24 @@ extern "C" __global__ void saga_rt_binary(int64_t op, const float *a,
   }
 }
 
-// partial[c * w + j] = sum of x[r, j] over the rows r of block c (in order,
-// in double).
-extern "C" __global__ void saga_rt_block_sums(const float *x, int64_t rows,
-                                              int64_t w, int64_t block,
-                                              double *partial) {
-  int64_t blocks = (rows + block - 1) / block;
+// partial[c * w + j] += the sum of x[r, j] over the rows r of block c in
+// [begin, end) (in order, in double): a block split between two row ranges
+// gets both parts, in order.
+extern "C" __global__ void saga_rt_block_sums(const float *x, int64_t begin,
+                                              int64_t end, int64_t w,
+                                              int64_t block, double *partial) {
+  int64_t first = begin / block, blocks = (end - 1) / block - first + 1;
   SAGA_FOR(i, blocks * w) {
-    int64_t c = i / w, j = i % w, end = (c + 1) * block;
-    if (end > rows)
-      end = rows;
+    int64_t c = first + i / w, j = i % w, start = c * block,
+            stop = (c + 1) * block;
+    if (start < begin)
+      start = begin;
+    if (stop > end)
+      stop = end;
     double s = 0;
-    for (int64_t r = c * block; r < end; ++r)
+    for (int64_t r = start; r < stop; ++r)
       s += (double)x[r * w + j];
-    partial[i] = s;
+    partial[c * w + j] += s;
   }
 }
 
@@ -109,17 +119,29 @@ extern "C" __global__ void saga_rt_scalar(const double *s, const double *count,
   }
 }
 
-// The loss rows' cross-entropy terms: row i is vertex rows[i] (or i); a
-// label outside [0, c) counts nothing.
+// valid[i] = 1 when loss row i (vertex rows[i], or i) has a label in
+// [0, c), else 0.
+extern "C" __global__ void saga_rt_label_valid(const int32_t *labels,
+                                               int64_t c, const int32_t *rows,
+                                               int64_t n, double *valid) {
+  SAGA_FOR(i, n) {
+    int32_t label = labels[rows ? rows[i] : i];
+    valid[i] = label >= 0 && label < c ? 1.0 : 0.0;
+  }
+}
+
+// The cross-entropy terms of the loss rows whose vertex is in [lo, hi):
+// row i is vertex rows[i] (or i); a label outside [0, c) counts nothing.
 extern "C" __global__ void saga_rt_cross_entropy(
     const float *logits, int64_t c, const int32_t *labels,
-    const int32_t *rows, int64_t n, double *terms, double *valid) {
+    const int32_t *rows, int64_t n, int64_t lo, int64_t hi, double *terms) {
   SAGA_FOR(i, n) {
     int64_t v = rows ? rows[i] : i;
+    if (v < lo || v >= hi)
+      continue;
     int32_t label = labels[v];
     if (label < 0 || label >= c) {
       terms[i] = 0;
-      valid[i] = 0;
       continue;
     }
     const float *row = logits + v * c;
@@ -130,20 +152,21 @@ extern "C" __global__ void saga_rt_cross_entropy(
     for (int64_t j = 0; j < c; ++j)
       sum += expf(row[j] - m);
     terms[i] = (double)m + log((double)sum) - (double)row[label];
-    valid[i] = 1;
   }
 }
 
 // d[v] += g / count * (softmax(logits[v]) - onehot(label)) over the loss
-// rows (d zeroed before).
+// rows whose vertex is in [lo, hi) (d zeroed before).
 extern "C" __global__ void saga_rt_cross_entropy_grad(
     const float *logits, int64_t c, const int32_t *labels,
-    const int32_t *rows, int64_t n, const float *g, const double *count,
-    float *d) {
+    const int32_t *rows, int64_t n, int64_t lo, int64_t hi, const float *g,
+    const double *count, float *d) {
   SAGA_FOR(i, n) {
     if (count[0] <= 0)
       return;
     int64_t v = rows ? rows[i] : i;
+    if (v < lo || v >= hi)
+      continue;
     int32_t label = labels[v];
     if (label < 0 || label >= c)
       continue;
@@ -175,6 +198,7 @@ const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
       "saga_rt_fill",        "saga_rt_iota",          "saga_rt_in_degree",
       "saga_rt_neg",         "saga_rt_binary",        "saga_rt_block_sums",
       "saga_rt_finish_sums", "saga_rt_reduce",        "saga_rt_scalar",
+      "saga_rt_label_valid",
       "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad"};
   return names;
 }

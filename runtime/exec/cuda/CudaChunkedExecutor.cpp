@@ -1,0 +1,649 @@
+//===- CudaChunkedExecutor.cpp - the chunked level on a CUDA device -------===//
+//
+// The chunked level's plan (analysis/ChunkPlan, the same saga.schedule the
+// CPU's ChunkedExecutor runs) carried out on the GPU: the device tier is
+// device memory with the budget's capacity, the next tier host RAM or spill
+// files; the plan runner's transfer engine (its own thread) moves pieces
+// through the device's pinned staging buffers as copies on the copy stream,
+// ahead of compute, which waits on their events; kernels, GEMMs and
+// reductions run per row interval and 2-D chunk on the compute stream, the
+// chunks' CSR pieces uploaded as they stream. Sums over rows accumulate per
+// 256-row block in double, as on the CPU; the results match the CPU's
+// chunked run to rounding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/cuda/CudaExecutor.h"
+
+#include "codegen/KernelEmitter.h"
+#include "runtime/exec/ExecHelpers.h"
+#include "runtime/exec/cuda/PlanKernels.h"
+#include "runtime/exec/cuda/RuntimeOps.h"
+
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/ScopeExit.h"
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+
+using namespace mlir;
+using namespace saga;
+using namespace saga::exec;
+using cuda::CUdeviceptr;
+using cuda::KernelParam;
+
+namespace {
+
+/// The device tier on the GPU: pool memory with the budget's capacity.
+/// Its buffers hold device addresses.
+class CudaTier final : public DeviceTier {
+public:
+  CudaTier(cuda::CudaDevice &device, int64_t capacity)
+      : device(device), capacity_(capacity) {}
+  llvm::Expected<DeviceBuffer> allocate(int64_t bytes,
+                                        const std::string &what) override {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (used + bytes > capacity_)
+        return llvm::createStringError(
+            "device tier: " + what + " needs " + std::to_string(bytes) +
+            " bytes; " + std::to_string(used) + " of " +
+            std::to_string(capacity_) + " are in use");
+      used += bytes;
+      peak_ = std::max(peak_, used);
+    }
+    auto p = device.allocate(bytes, what);
+    if (!p) {
+      std::lock_guard<std::mutex> lock(mutex);
+      used -= bytes;
+      return p.takeError();
+    }
+    return DeviceBuffer{reinterpret_cast<void *>(uintptr_t(*p)), bytes};
+  }
+  bool fits(int64_t bytes) const override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return used + bytes <= capacity_;
+  }
+  void release(DeviceBuffer &buffer) override {
+    if (!buffer.data)
+      return;
+    device.release(CUdeviceptr(uintptr_t(buffer.data)));
+    std::lock_guard<std::mutex> lock(mutex);
+    used -= buffer.bytes;
+    buffer = DeviceBuffer();
+  }
+  int64_t capacity() const override { return capacity_; }
+  int64_t peak() const override {
+    std::lock_guard<std::mutex> lock(mutex);
+    return peak_;
+  }
+
+private:
+  cuda::CudaDevice &device;
+  int64_t capacity_;
+  mutable std::mutex mutex;
+  int64_t used = 0, peak_ = 0;
+};
+
+/// The next tier seen from device memory: a load reads the tier into host
+/// memory and uploads it (pinned staging, copy stream); a store downloads
+/// first. Used on the transfer engine's thread only.
+class StagedTier final : public NextTier {
+public:
+  StagedTier(NextTier &base, cuda::CudaDevice &device)
+      : base(base), device(device) {}
+  llvm::Error write(int key, const void *data, int64_t bytes) override {
+    host.resize(size_t(bytes));
+    if (auto e = device.download(host.data(), CUdeviceptr(uintptr_t(data)),
+                                 bytes))
+      return e;
+    return base.write(key, host.data(), bytes);
+  }
+  llvm::Error read(int key, void *data, int64_t bytes) override {
+    host.resize(size_t(bytes));
+    if (auto e = base.read(key, host.data(), bytes))
+      return e;
+    return device.upload(CUdeviceptr(uintptr_t(data)), host.data(), bytes);
+  }
+  int64_t bytesHeld() const override { return base.bytesHeld(); }
+  std::string describe() const override { return base.describe(); }
+
+private:
+  NextTier &base;
+  cuda::CudaDevice &device;
+  std::vector<char> host;
+};
+
+int64_t elementsOf(Type type, const Graph &g) {
+  int64_t n = 1;
+  auto d = dyn_cast<DomainType>(type);
+  for (int64_t s : shapeOf(type, d && d.isEdgeDomain() ? g.numEdges
+                                                       : g.numVertices))
+    n *= s;
+  return n;
+}
+
+} // namespace
+
+namespace saga {
+
+class CudaChunkedRun {
+public:
+  CudaChunkedRun(CudaBackend &b, CudaBackend::PlanKernels &plan, ModelOp model,
+                 const ExecutionContext &ctx, const PlanMemory &pm)
+      : b(b), dev(*b.device), plan(plan), model(model), ctx(ctx), pm(pm),
+        g(*ctx.graph), ops(*b.device, *b.runtime) {
+    PieceIndex index = indexPieces(pm);
+    tensorOf = std::move(index.values);
+    states = std::move(index.states);
+    parts = int64_t(pm.bounds.size()) - 1;
+    auto ret = cast<ReturnOp>(model.getBody().front().getTerminator());
+    for (Value v : ret.getOperands())
+      returned.insert(v);
+  }
+  ~CudaChunkedRun() {
+    (void)llvm::errorToBool(dev.synchronize());
+    for (CUdeviceptr p : owned)
+      dev.release(p);
+  }
+
+  bool isInput(int t) const { return pm.problem.tensors[size_t(t)].input; }
+  llvm::Error compute(int k, Resident &r);
+  std::vector<Tensor> takeResults() { return std::move(results); }
+
+private:
+  int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
+  int64_t hi(int64_t j) const {
+    return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
+  }
+  int64_t width(Value v) const {
+    return g.numVertices ? elementsOf(v.getType(), g) / g.numVertices : 0;
+  }
+  /// Row 0 of `v` as seen from interval j on the device (a piece's base
+  /// shifted back by its first row), or the whole value.
+  llvm::Expected<CUdeviceptr> addr(Value v, int64_t j, Resident &r);
+  llvm::Expected<CUdeviceptr> scratch(int64_t bytes, const std::string &what);
+  llvm::Expected<CUdeviceptr> graphOffsets(bool reversed);
+  llvm::Error lossRows();
+  llvm::Error dispatch(int k, Resident &r);
+  llvm::Error launch(LaunchOp op, int64_t i, int64_t j, Resident &r);
+  llvm::Error gemm(Value x, Value w, Value y, bool transpose, int64_t j,
+                   Resident &r);
+  llvm::Error scalarOp(Operation *op, int64_t j, Resident &r);
+
+  CudaBackend &b;
+  cuda::CudaDevice &dev;
+  CudaBackend::PlanKernels &plan;
+  ModelOp model;
+  const ExecutionContext &ctx;
+  const PlanMemory &pm;
+  const Graph &g;
+  cuda::RuntimeOps ops;
+  int64_t parts = 1;
+  std::map<std::pair<void *, int64_t>, int> tensorOf;
+  std::map<std::pair<Operation *, int64_t>, int> states;
+  llvm::DenseMap<Value, CUdeviceptr> small; // values outside the plan
+  std::vector<CUdeviceptr> owned;           // freed at the end of the run
+  llvm::DenseMap<Value, Tensor> outputs;    // returned vertex values
+  llvm::DenseSet<Value> returned;
+  // Reductions over rows, accumulated interval by interval.
+  llvm::DenseMap<Operation *, CUdeviceptr> partials, lossTerms, lossCounts;
+  llvm::DenseSet<Operation *> started;
+  CUdeviceptr rows = 0; // the loss mask (0: every row)
+  int64_t numRows = -1;
+  std::vector<Tensor> results;
+};
+
+} // namespace saga
+
+llvm::Expected<CUdeviceptr> CudaChunkedRun::scratch(int64_t bytes,
+                                                    const std::string &what) {
+  auto p = dev.allocate(std::max<int64_t>(bytes, 4), what);
+  if (p)
+    owned.push_back(*p);
+  return p;
+}
+
+llvm::Expected<CUdeviceptr> CudaChunkedRun::addr(Value v, int64_t j,
+                                                 Resident &r) {
+  auto d = dyn_cast<DomainType>(v.getType());
+  bool split = parts > 1 && d && !d.isEdgeDomain();
+  auto it = tensorOf.find({v.getAsOpaquePointer(), split ? j : -1});
+  if (it != tensorOf.end()) {
+    CUdeviceptr data = CUdeviceptr(uintptr_t(r.at(it->second).data));
+    return split ? data - CUdeviceptr(lo(j) * width(v) * 4) : data;
+  }
+  if (auto found = small.find(v); found != small.end())
+    return found->second;
+  int64_t bytes = elementsOf(v.getType(), g) * 4;
+  // A graph input outside the plan stays resident from run to run.
+  if (auto arg = dyn_cast<BlockArgument>(v))
+    if (const Tensor *t = chunked::external(model, ctx, v)) {
+      auto res = b.resident("input." + chunked::argName(model, arg), t->f32(),
+                            t->numElements() * 4);
+      if (!res)
+        return res.takeError();
+      return small[v] = res->ptr;
+    }
+  auto p = scratch(bytes, "a value outside the plan");
+  if (!p)
+    return p.takeError();
+  small[v] = *p;
+  if (const Tensor *t = chunked::external(model, ctx, v)) { // a parameter
+    if (auto e = dev.upload(*p, t->f32(), bytes))
+      return std::move(e);
+  } else if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
+    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+      return errorAt(c, "only splat float constants are supported");
+    if (auto e = ops.fill(*p, bytes / 4,
+                          float(dense.getSplatValue<APFloat>().convertToDouble())))
+      return std::move(e);
+  }
+  return *p;
+}
+
+llvm::Expected<CUdeviceptr> CudaChunkedRun::graphOffsets(bool reversed) {
+  const auto &o = reversed ? g.outOffsets : g.inOffsets;
+  auto r = b.resident(reversed ? "graph.outOffsets" : "graph.inOffsets",
+                      o.data(), int64_t(o.size() * 8));
+  if (!r)
+    return r.takeError();
+  return r->ptr;
+}
+
+llvm::Error CudaChunkedRun::lossRows() {
+  if (numRows >= 0)
+    return llvm::Error::success();
+  if (ctx.lossMask.empty()) {
+    numRows = g.numVertices;
+    return llvm::Error::success();
+  }
+  numRows = int64_t(ctx.lossMask.size());
+  auto p = scratch(numRows * 4, "the loss rows");
+  if (!p)
+    return p.takeError();
+  rows = *p;
+  return dev.upload(rows, ctx.lossMask.data(), numRows * 4);
+}
+
+llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
+                                   Resident &r) {
+  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      op, op.getCalleeAttr());
+  if (!fn)
+    return errorAt(op, "kernel '" + op.getCallee().str() + "' not found");
+  bool reversed = fn->hasAttr("saga.reversed");
+  bool overEdges = op.getPropagate() || op.getEdgeMap();
+  bool chunkedOp = overEdges && parts > 1;
+  std::vector<KernelParam> args;
+  size_t phaseAt = size_t(-1);
+  if (op.getPropagate()) {
+    auto offsets = graphOffsets(reversed);
+    if (!offsets)
+      return offsets.takeError();
+    args.push_back(KernelParam::buffer(*offsets, int64_t(g.numVertices) + 1));
+    phaseAt = args.size();
+    args.push_back(KernelParam::i64(kPhaseWhole));
+    if (chunkedOp) {
+      int64_t w = fn->getAttrOfType<IntegerAttr>("saga.state_width").getInt();
+      CUdeviceptr state = CUdeviceptr(uintptr_t(r.at(states.at({op, j})).data)) -
+                          CUdeviceptr(lo(j) * w * 4);
+      args.push_back(KernelParam::buffer(state, g.numVertices * w));
+    } else {
+      args.push_back(KernelParam::buffer(0, 0));
+    }
+  }
+  auto groups = fn->getAttrOfType<DenseI64ArrayAttr>("saga.operand_groups");
+  for (auto [k, v] : llvm::enumerate(op.getOperands())) {
+    bool other = false;
+    if (chunkedOp && groups) {
+      int64_t srcs = groups[0], dsts = groups[1];
+      other = reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
+                       : int64_t(k) < srcs;
+    }
+    auto p = addr(v, other ? i : j, r);
+    if (!p)
+      return p.takeError();
+    args.push_back(KernelParam::buffer(*p, elementsOf(v.getType(), g)));
+  }
+  const bool writesEver = !chunkedOp || !op.getPropagate() || i + 1 == parts;
+  const size_t resultsAt = args.size();
+  for (Value res : op.getResults()) {
+    CUdeviceptr p = 0;
+    if (writesEver) {
+      auto a = addr(res, j, r);
+      if (!a)
+        return a.takeError();
+      p = *a;
+    }
+    args.push_back(KernelParam::buffer(p, elementsOf(res.getType(), g)));
+  }
+  const int64_t seed = int64_t(ctx.seed);
+  if (!overEdges)
+    return cuda::launchPlanKernel(dev, plan, op, args, lo(j), hi(j), seed);
+  // The chunk's CSR, in one or more parts, uploaded as it streams: the
+  // offsets of rows [lo(j), hi(j)] (addressed from row 0) and its edges.
+  ChunkSource *source =
+      ctx.chunkSource ? ctx.chunkSource : static_cast<ChunkSource *>(ctx.chunks);
+  int64_t part = 0;
+  return source->forEachPart(
+      reversed, pm.bounds, chunkedOp ? i : 0, chunkedOp ? j : 0,
+      [&](const ChunkView &view, bool lastPart) -> llvm::Error {
+        if (op.getPropagate() && !chunkedOp && !(part == 0 && lastPart))
+          return llvm::createStringError(
+              "a propagation over one interval needs its chunk in one part");
+        int64_t rowsN = hi(j) - lo(j), edges = view.numEdges;
+        auto csr = dev.allocate((rowsN + 1) * 8 + 2 * std::max<int64_t>(edges, 1) * 4,
+                                "a streamed chunk's CSR");
+        if (!csr)
+          return csr.takeError();
+        CUdeviceptr offsets = *csr, others = offsets + CUdeviceptr((rowsN + 1) * 8),
+                    ids = others + CUdeviceptr(std::max<int64_t>(edges, 1) * 4);
+        // Freed in stream order after the launch (a later upload into the
+        // block waits for the compute stream).
+        llvm::scope_exit free([&] { dev.release(*csr); });
+        if (auto e = dev.upload(offsets, view.offsets + lo(j), (rowsN + 1) * 8))
+          return e;
+        if (edges) {
+          if (auto e = dev.upload(others, view.others, edges * 4))
+            return e;
+          if (auto e = dev.upload(ids, view.edgeIds, edges * 4))
+            return e;
+        }
+        std::vector<KernelParam> all{
+            KernelParam::buffer(offsets - CUdeviceptr(lo(j) * 8),
+                                int64_t(g.numVertices) + 1),
+            KernelParam::buffer(others, edges), KernelParam::buffer(ids, edges)};
+        all.insert(all.end(), args.begin(), args.end());
+        if (op.getPropagate() && chunkedOp) {
+          bool finish = i + 1 == parts && lastPart;
+          all[3 + phaseAt].value = (i > 0 || part > 0 ? kPhaseResume : 0) |
+                                   (finish ? kPhaseFinish : 0);
+          if (!finish)
+            for (size_t a = resultsAt; a < args.size(); ++a)
+              all[3 + a].ptr = 0;
+        }
+        ++part;
+        return cuda::launchPlanKernel(dev, plan, op, all, lo(j), hi(j), seed);
+      });
+}
+
+llvm::Error CudaChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose,
+                                 int64_t j, Resident &r) {
+  auto x = addr(xv, j, r), w = addr(wv, j, r), y = addr(yv, j, r);
+  if (!x || !w || !y)
+    return llvm::joinErrors(llvm::joinErrors(x.takeError(), w.takeError()),
+                            y.takeError());
+  int64_t k = width(xv), n = width(yv), first = lo(j), count = hi(j) - lo(j);
+  return dev.gemm(false, transpose, count, n, k, *x + CUdeviceptr(first * k * 4),
+                  *w, *y + CUdeviceptr(first * n * 4));
+}
+
+llvm::Error CudaChunkedRun::compute(int k, Resident &r) {
+  if (llvm::Error e = dispatch(k, r))
+    return e;
+  // Returned vertex values go to the caller piece by piece, once final.
+  const PlanStep &step = pm.steps[size_t(k)];
+  if (parts == 1 || (step.i >= 0 && step.i + 1 != parts &&
+                     cast<LaunchOp>(step.op).getPropagate()))
+    return llvm::Error::success();
+  using Outputs = ExecutionContext::VertexOutputs;
+  for (Value res : step.op->getResults()) {
+    auto d = dyn_cast<DomainType>(res.getType());
+    if (!returned.contains(res) || !d || d.isEdgeDomain() ||
+        ctx.vertexOutputs == Outputs::Drop)
+      continue;
+    int64_t w = width(res), first = lo(step.j), count = hi(step.j) - first;
+    auto base = addr(res, step.j, r);
+    if (!base)
+      return base.takeError();
+    std::vector<float> piece(size_t(count * w));
+    if (auto e = dev.download(piece.data(), *base + CUdeviceptr(first * w * 4),
+                              count * w * 4))
+      return e;
+    if (ctx.vertexOutputs == Outputs::Argmax &&
+        dtypeOf(res.getType()) == DType::F32) {
+      auto [it, fresh] = outputs.try_emplace(
+          res, Tensor::uninitialized({int64_t(g.numVertices)}, DType::I32));
+      for (int64_t v = 0; v < count; ++v)
+        it->second.i32()[first + v] = int32_t(
+            std::max_element(piece.data() + v * w, piece.data() + (v + 1) * w) -
+            (piece.data() + v * w));
+      continue;
+    }
+    auto [it, fresh] = outputs.try_emplace(
+        res, Tensor::uninitialized(shapeOf(res.getType(), g.numVertices),
+                                   dtypeOf(res.getType())));
+    std::memcpy(static_cast<char *>(it->second.data()) + first * w * 4,
+                piece.data(), size_t(count * w * 4));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error CudaChunkedRun::dispatch(int k, Resident &r) {
+  const PlanStep &step = pm.steps[size_t(k)];
+  Operation *op = step.op;
+  const int64_t j = step.j;
+  const bool first = !started.contains(op), last = j < 0 || j + 1 == parts;
+  started.insert(op);
+  if (auto l = dyn_cast<LaunchOp>(op))
+    return launch(l, step.i, j, r);
+  if (auto l = dyn_cast<LinearOp>(op))
+    return gemm(l.getInput(), l.getWeight(), l.getResult(), false, j, r);
+  if (auto lg = dyn_cast<LinearGradInputOp>(op))
+    return gemm(lg.getGradOutput(), lg.getWeight(), lg.getResult(), true, j, r);
+  if (isa<DegreeOp, VertexIdOp>(op)) {
+    auto d = addr(op->getResult(0), j, r);
+    if (!d)
+      return d.takeError();
+    if (isa<VertexIdOp>(op))
+      return ops.iota(*d, lo(j), hi(j));
+    auto offsets = graphOffsets(false);
+    if (!offsets)
+      return offsets.takeError();
+    return ops.inDegree(*offsets, *d, lo(j), hi(j));
+  }
+  if (auto sum = dyn_cast<SumRowsOp>(op)) {
+    int64_t w = width(sum.getInput());
+    int64_t blocks = std::max<int64_t>((g.numVertices + kRowsPerTask - 1) / kRowsPerTask, 1);
+    if (first) {
+      auto p = scratch(blocks * w * 8, "sum_rows partials");
+      if (!p)
+        return p.takeError();
+      partials[op] = *p;
+      if (auto e = dev.fill32(*p, 0, blocks * w * 2))
+        return e;
+    }
+    auto x = addr(sum.getInput(), j, r);
+    if (!x)
+      return x.takeError();
+    if (auto e = ops.blockSums(*x, lo(j), hi(j), w, kRowsPerTask, partials[op]))
+      return e;
+    if (!last)
+      return llvm::Error::success();
+    auto out = addr(sum.getResult(), j, r);
+    if (!out)
+      return out.takeError();
+    return ops.finishSums(partials[op], blocks, w, *out);
+  }
+  if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
+    // dW = sum over the intervals of x_j^T dy_j, accumulated in place.
+    auto x = addr(lw.getInput(), j, r), dy = addr(lw.getGradOutput(), j, r),
+         dw = addr(lw.getResult(), j, r);
+    if (!x || !dy || !dw)
+      return llvm::joinErrors(llvm::joinErrors(x.takeError(), dy.takeError()),
+                              dw.takeError());
+    int64_t kk = width(lw.getInput()), n = width(lw.getGradOutput());
+    int64_t rowsN = hi(j) - lo(j);
+    if (first && rowsN == 0)
+      return dev.fill32(*dw, 0, kk * n);
+    return dev.gemm(true, false, kk, n, rowsN, *x + CUdeviceptr(lo(j) * kk * 4),
+                    *dy + CUdeviceptr(lo(j) * n * 4), *dw, /*accumulate=*/!first);
+  }
+  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
+    if (auto e = lossRows())
+      return e;
+    Value logitsV = op->getOperand(0), labelsV = op->getOperand(1);
+    auto logits = addr(logitsV, j, r), labels = addr(labelsV, j, r);
+    if (!logits || !labels)
+      return llvm::joinErrors(logits.takeError(), labels.takeError());
+    int64_t c = width(logitsV), n = numRows, slots = std::max<int64_t>(n, 1);
+    if (first) {
+      // The count is over every loss row: the labels whole (a graph input
+      // outside the plan, or resident for the run).
+      const Tensor *all = chunked::external(model, ctx, labelsV);
+      if (!all)
+        return errorAt(op, "labels must be a graph input in a chunked run");
+      auto whole = b.resident("input." + chunked::argName(
+                                             model, cast<BlockArgument>(labelsV)),
+                              all->i32(), all->numElements() * 4);
+      if (!whole)
+        return whole.takeError();
+      auto terms = scratch(slots * 16, "loss terms");
+      auto sums = scratch(16, "loss sums");
+      if (!terms || !sums)
+        return llvm::joinErrors(terms.takeError(), sums.takeError());
+      lossTerms[op] = *terms;
+      lossCounts[op] = *sums;
+      CUdeviceptr valid = *terms + CUdeviceptr(slots * 8);
+      if (auto e = dev.fill32(*terms, 0, slots * 2))
+        return e;
+      if (auto e = ops.labelValid(whole->ptr, c, rows, n, valid))
+        return e;
+      if (auto e = ops.reduce(0, valid, n, false, *sums + 8))
+        return e;
+    }
+    CUdeviceptr terms = lossTerms[op], count = lossCounts[op] + 8;
+    auto res = addr(op->getResult(0), j, r);
+    if (!res)
+      return res.takeError();
+    if (isa<CrossEntropyOp>(op)) {
+      if (auto e = ops.crossEntropy(*logits, c, *labels, rows, n, lo(j), hi(j),
+                                    terms))
+        return e;
+      if (!last)
+        return llvm::Error::success();
+      if (auto e = ops.reduce(0, terms, n, false, lossCounts[op]))
+        return e;
+      return ops.scalar(lossCounts[op], count, 1.0, *res);
+    }
+    auto grad = addr(op->getOperand(2), j, r);
+    if (!grad)
+      return grad.takeError();
+    if (auto e = dev.fill32(*res + CUdeviceptr(lo(j) * c * 4), 0,
+                            (hi(j) - lo(j)) * c))
+      return e;
+    return ops.crossEntropyGrad(*logits, c, *labels, rows, n, lo(j), hi(j),
+                                *grad, count, *res);
+  }
+  if (auto ret = dyn_cast<ReturnOp>(op)) {
+    for (Value v : ret.getOperands()) {
+      if (auto it = outputs.find(v); it != outputs.end()) {
+        results.push_back(std::move(it->second));
+        continue;
+      }
+      if (auto d = dyn_cast<DomainType>(v.getType());
+          d && !d.isEdgeDomain() &&
+          ctx.vertexOutputs == ExecutionContext::VertexOutputs::Drop) {
+        results.push_back(Tensor());
+        continue;
+      }
+      Tensor t(shapeOf(v.getType(), g.numVertices), dtypeOf(v.getType()));
+      auto p = addr(v, -1, r);
+      if (!p)
+        return p.takeError();
+      if (auto e = dev.download(t.data(), *p, t.numElements() * 4))
+        return e;
+      results.push_back(std::move(t));
+    }
+    return dev.synchronize();
+  }
+  return scalarOp(op, j, r);
+}
+
+// Model-level scalars and parameter-sized arithmetic (whole values).
+llvm::Error CudaChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
+  std::vector<CUdeviceptr> in;
+  for (Value v : op->getOperands()) {
+    auto p = addr(v, j, r);
+    if (!p)
+      return p.takeError();
+    in.push_back(*p);
+  }
+  auto out = addr(op->getResult(0), j, r);
+  if (!out)
+    return out.takeError();
+  if (isa<L2Op>(op)) {
+    auto s = scratch(8, "l2 sum");
+    if (!s)
+      return s.takeError();
+    if (auto e = ops.reduce(in[0], 0, elementsOf(op->getOperand(0).getType(), g),
+                            true, *s))
+      return e;
+    return ops.scalar(*s, 0, 0.5, *out);
+  }
+  int64_t n = elementsOf(op->getResult(0).getType(), g);
+  if (isa<NegOp>(op))
+    return ops.neg(in[0], *out, n);
+  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
+    int64_t na = elementsOf(op->getOperand(0).getType(), g),
+            nb = elementsOf(op->getOperand(1).getType(), g);
+    if ((na != n && na != 1) || (nb != n && nb != 1))
+      return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
+    return ops.binary(binaryOpCode(op), in[0], na, in[1], nb, *out, n);
+  }
+  return errorAt(op, "'" + op->getName().getStringRef().str() +
+                         "' cannot run under a memory budget on CUDA yet");
+}
+
+llvm::Expected<std::vector<Tensor>>
+CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
+                            const ChunkedOptions &options, ChunkedStats *stats) {
+  const Graph &g = *ctx.graph;
+  if (!ctx.chunks && !ctx.chunkSource)
+    return llvm::createStringError("a chunked run needs a source of chunks");
+  auto found = plans.find(model->getParentOfType<ModuleOp>().getOperation());
+  if (found == plans.end())
+    return llvm::createStringError(
+        "this plan's kernels were not compiled for the CUDA device");
+  ChunkedPlanCache local;
+  auto entry = chunked::plan(model, g, options, local);
+  if (!entry)
+    return entry.takeError();
+  const PlanMemory &pm = (*entry)->chunk.memory;
+  const MemoryPlan &memoryPlan = (*entry)->chunk.plan;
+  std::unique_ptr<NextTier> spill;
+  auto tier = chunked::nextTier(**entry, options, spill);
+  if (!tier)
+    return tier.takeError();
+  CudaChunkedRun run(*this, *found->second, model, ctx, pm);
+  chunked::InputTier inputs(
+      **tier, [&](int t) { return run.isInput(t); },
+      [&](int t, void *to, int64_t bytes) {
+        return chunked::readInput(model, ctx, pm, t, to, bytes);
+      });
+  StagedTier staged(inputs, *device);
+  CudaTier pool(*device, (*entry)->chunk.room());
+  auto ran = runMemoryPlan(pm.problem, memoryPlan, pool, staged,
+                           [&](int k, Resident &r) { return run.compute(k, r); },
+                           kPrefetchDepth);
+  if (!ran)
+    return ran.takeError();
+  if (auto e = device->synchronize())
+    return std::move(e);
+  if (ctx.intervalsUsed)
+    *ctx.intervalsUsed = 1;
+  if (stats) {
+    stats->intervals = (*entry)->chunk.intervals();
+    stats->minimumBytes = (*entry)->chunk.minimum;
+    stats->pinnedBytes = pm.pinnedBytes;
+    stats->method = memoryPlan.method;
+    stats->plannedBytes = memoryPlan.bytesMoved();
+    stats->run = *ran;
+  }
+  return run.takeResults();
+}

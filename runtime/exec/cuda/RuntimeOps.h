@@ -1,0 +1,65 @@
+//===- RuntimeOps.h - the runtime kernels as calls --------------*- C++ -*-===//
+//
+// The CUDA executors' own kernels (RuntimeKernels.h), each a launch on the
+// device's compute stream. Row ranges [begin, end) address their buffers
+// by row 0 (a piece of an interval is passed shifted back by its first
+// row, as the generated kernels take it).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_EXEC_CUDA_RUNTIMEOPS_H
+#define SAGA_RUNTIME_EXEC_CUDA_RUNTIMEOPS_H
+
+#include "runtime/exec/cuda/CudaDevice.h"
+
+#include <initializer_list>
+
+namespace saga::cuda {
+
+class RuntimeOps {
+public:
+  RuntimeOps(CudaDevice &device, const CudaModule &module)
+      : device(device), module(module) {}
+
+  llvm::Error fill(CUdeviceptr x, int64_t n, float value);
+  llvm::Error iota(CUdeviceptr x, int64_t begin, int64_t end);
+  llvm::Error inDegree(CUdeviceptr offsets, CUdeviceptr out, int64_t begin,
+                       int64_t end);
+  llvm::Error neg(CUdeviceptr a, CUdeviceptr r, int64_t n);
+  /// r = a op b (0 add, 1 sub, 2 mul, 3 div), one-element operands
+  /// broadcast.
+  llvm::Error binary(int64_t op, CUdeviceptr a, int64_t na, CUdeviceptr b,
+                     int64_t nb, CUdeviceptr r, int64_t n);
+  /// Adds the per-`block`-row block sums (double) of the [rows, w] rows in
+  /// [begin, end) to partial[block index * w + column] (zeroed first).
+  llvm::Error blockSums(CUdeviceptr x, int64_t begin, int64_t end, int64_t w,
+                        int64_t block, CUdeviceptr partial);
+  /// out[j] = sum over the blocks of partial, in order (float).
+  llvm::Error finishSums(CUdeviceptr partial, int64_t blocks, int64_t w,
+                         CUdeviceptr out);
+  /// out (double) = the sum of n floats (xf) or doubles (xd), squared or not.
+  llvm::Error reduce(CUdeviceptr xf, CUdeviceptr xd, int64_t n, bool square,
+                     CUdeviceptr out);
+  /// out (float) = scale * s / count (count 0: no division; 0 when it is 0).
+  llvm::Error scalar(CUdeviceptr s, CUdeviceptr count, double scale,
+                     CUdeviceptr out);
+  llvm::Error labelValid(CUdeviceptr labels, int64_t c, CUdeviceptr rows,
+                         int64_t n, CUdeviceptr valid);
+  llvm::Error crossEntropy(CUdeviceptr logits, int64_t c, CUdeviceptr labels,
+                           CUdeviceptr rows, int64_t n, int64_t lo, int64_t hi,
+                           CUdeviceptr terms);
+  llvm::Error crossEntropyGrad(CUdeviceptr logits, int64_t c,
+                               CUdeviceptr labels, CUdeviceptr rows, int64_t n,
+                               int64_t lo, int64_t hi, CUdeviceptr g,
+                               CUdeviceptr count, CUdeviceptr d);
+
+private:
+  llvm::Error run(const char *name, int64_t n, std::initializer_list<void *> params,
+                  unsigned block = 256, unsigned shared = 0);
+  CudaDevice &device;
+  const CudaModule &module;
+};
+
+} // namespace saga::cuda
+
+#endif // SAGA_RUNTIME_EXEC_CUDA_RUNTIMEOPS_H
