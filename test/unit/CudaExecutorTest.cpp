@@ -14,6 +14,7 @@
 #include "runtime/Model.h"
 #include "runtime/exec/cuda/CudaApi.h"
 #include "runtime/exec/cuda/CudaDevice.h"
+#include "runtime/memory/MemoryPlanner.h"
 
 #include "TestGraphs.h"
 
@@ -112,12 +113,62 @@ TEST_P(CudaExecutor, MatchesTheCpuBackend) {
                   "d loss / d " + wantStep->gradients[i].first);
   }
 
-  // A memory budget is refused on the CUDA device, saying so.
-  ForwardOptions budget;
-  budget.memoryBudget = 1 << 20;
-  auto refused = gpu->forward(budget);
-  ASSERT_FALSE(bool(refused));
-  EXPECT_NE(errorText(refused.takeError()).find("CPU only"), std::string::npos);
+}
+
+/// The bytes of the plan's peak without a budget (the chunked tests' unit).
+int64_t unboundedPeak(Model &m) {
+  auto pm = m.memoryProblem(true, 1 << 20);
+  EXPECT_TRUE(bool(pm));
+  MemoryProblem &p = pm->problem;
+  p.budget = int64_t(1) << 50;
+  return planExact(p).peakBytes + pm->pinnedBytes;
+}
+
+// The chunked level's plan on the CUDA device: a budget of a quarter of the
+// unbounded peak (the planner picks P, spills and reloads), and P = 3
+// forced with spills to files; forward and training step match the CPU's
+// chunked run under the same budget; the loads and stores moved what the
+// plan said, through the device's copy stream.
+TEST_P(CudaExecutor, RunsTheChunkedPlanUnderABudget) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  const char *file = GetParam();
+  std::unique_ptr<Model> cpu = compileExample(file, 2);
+  std::unique_ptr<Model> gpu = compileExample(file, 2);
+  ASSERT_TRUE(cpu && gpu);
+  ASSERT_EQ(errorText(gpu->useCuda()), "");
+  const Graph &g = graphFor("hub", cpu->selfLoops());
+  for (Model *m : {cpu.get(), gpu.get()})
+    bindInputs(*m, g, "hub", std::string(file) + "/cuda-chunked");
+  int64_t peak = unboundedPeak(*cpu);
+  ForwardOptions tight, forced;
+  tight.memoryBudget = peak / 4;
+  forced.memoryBudget = peak;
+  forced.intervals = 3;
+  forced.scratch = SAGA_TEST_SCRATCH_DIR;
+  for (const ForwardOptions &fo : {tight, forced}) {
+    SCOPED_TRACE(fo.intervals ? "P = 3, spill files" : "a quarter of the peak");
+    auto want = cpu->forward(fo);
+    auto got = gpu->forward(fo);
+    ASSERT_TRUE(bool(want)) << errorText(want.takeError());
+    ASSERT_TRUE(bool(got)) << errorText(got.takeError());
+    expectClose(got->prediction, want->prediction, "prediction");
+    EXPECT_EQ(got->chunked.intervals, want->chunked.intervals);
+    auto wantStep = cpu->trainStep(fo, 3);
+    auto gotStep = gpu->trainStep(fo, 3);
+    ASSERT_TRUE(bool(wantStep)) << errorText(wantStep.takeError());
+    ASSERT_TRUE(bool(gotStep)) << errorText(gotStep.takeError());
+    EXPECT_GT(gotStep->chunked.intervals, 1);
+    EXPECT_NEAR(gotStep->loss, wantStep->loss, 1e-5 * std::fabs(wantStep->loss));
+    for (size_t i = 0; i < wantStep->gradients.size(); ++i)
+      expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
+                  "d loss / d " + wantStep->gradients[i].first);
+    const PlanRunStats &run = gotStep->chunked.run;
+    EXPECT_GT(run.transfers.loads, 0);
+    EXPECT_EQ(run.transfers.bytesLoaded + run.transfers.bytesStored,
+              gotStep->chunked.plannedBytes);
+    EXPECT_LE(run.poolPeak, fo.memoryBudget);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, CudaExecutor,

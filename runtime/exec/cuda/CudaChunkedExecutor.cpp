@@ -471,18 +471,28 @@ llvm::Error CudaChunkedRun::dispatch(int k, Resident &r) {
     return ops.finishSums(partials[op], blocks, w, *out);
   }
   if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
-    // dW = sum over the intervals of x_j^T dy_j, accumulated in place.
-    auto x = addr(lw.getInput(), j, r), dy = addr(lw.getGradOutput(), j, r),
-         dw = addr(lw.getResult(), j, r);
-    if (!x || !dy || !dw)
-      return llvm::joinErrors(llvm::joinErrors(x.takeError(), dy.takeError()),
-                              dw.takeError());
+    // The CPU's slices of rows, each inside one interval, added in order
+    // at the last one.
+    auto x = addr(lw.getInput(), j, r), dy = addr(lw.getGradOutput(), j, r);
+    if (!x || !dy)
+      return llvm::joinErrors(x.takeError(), dy.takeError());
     int64_t kk = width(lw.getInput()), n = width(lw.getGradOutput());
-    int64_t rowsN = hi(j) - lo(j);
-    if (first && rowsN == 0)
-      return dev.fill32(*dw, 0, kk * n);
-    return dev.gemm(true, false, kk, n, rowsN, *x + CUdeviceptr(lo(j) * kk * 4),
-                    *dy + CUdeviceptr(lo(j) * n * 4), *dw, /*accumulate=*/!first);
+    int64_t slices = cuda::RuntimeOps::slicesFor(g.numVertices);
+    if (first) {
+      auto p = scratch(slices * kk * n * 4, "weight gradient slices");
+      if (!p)
+        return p.takeError();
+      partials[op] = *p;
+    }
+    if (auto e = ops.weightGradSlices(*x, *dy, kk, n, g.numVertices, lo(j),
+                                      hi(j), partials[op]))
+      return e;
+    if (!last)
+      return llvm::Error::success();
+    auto dw = addr(lw.getResult(), j, r);
+    if (!dw)
+      return dw.takeError();
+    return ops.sumSlices(partials[op], slices, kk * n, *dw);
   }
   if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
     if (auto e = lossRows())

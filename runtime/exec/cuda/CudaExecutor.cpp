@@ -415,10 +415,17 @@ llvm::Error CudaRun::gemm(Operation *op) {
   auto dw = allocate(lw.getResult(), "a weight gradient");
   if (!dw)
     return errorAt(op, llvm::toString(dw.takeError()));
-  int64_t k = x->elements / std::max<int64_t>(v, 1), n = dy->elements / std::max<int64_t>(v, 1);
-  if (v == 0)
-    return dev.fill32((*dw)->ptr, 0, (*dw)->elements);
-  return dev.gemm(true, false, k, n, v, x->ptr, dy->ptr, (*dw)->ptr);
+  int64_t k = x->elements / std::max<int64_t>(v, 1),
+          n = dy->elements / std::max<int64_t>(v, 1);
+  // Per slice of rows, slices added in order: the CPU's sum (and the
+  // chunked run's, at any interval count).
+  int64_t slices = cuda::RuntimeOps::slicesFor(v);
+  auto partial = temporary(slices * k * n * 4, "weight gradient slices");
+  if (!partial)
+    return partial.takeError();
+  if (auto e = ops.weightGradSlices(x->ptr, dy->ptr, k, n, v, 0, v, *partial))
+    return e;
+  return ops.sumSlices(*partial, slices, k * n, (*dw)->ptr);
 }
 
 llvm::Error CudaRun::scalarOp(Operation *op) {

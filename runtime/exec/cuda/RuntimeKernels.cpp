@@ -88,6 +88,19 @@ extern "C" __global__ void saga_rt_finish_sums(const double *partial,
   }
 }
 
+// out[e] = the slices' partial products summed in slice order (float), as
+// the CPU's weight gradient adds them.
+extern "C" __global__ void saga_rt_sum_slices(const float *partial,
+                                              int64_t slices, int64_t n,
+                                              float *out) {
+  SAGA_FOR(e, n) {
+    float s = 0;
+    for (int64_t t = 0; t < slices; ++t)
+      s += partial[t * n + e];
+    out[e] = s;
+  }
+}
+
 // One block: out[0] = sum of x (square: of x^2), in a fixed order.
 extern "C" __global__ void saga_rt_reduce(const float *xf, const double *xd,
                                           int64_t n, int64_t square,
@@ -198,7 +211,7 @@ const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
       "saga_rt_fill",        "saga_rt_iota",          "saga_rt_in_degree",
       "saga_rt_neg",         "saga_rt_binary",        "saga_rt_block_sums",
       "saga_rt_finish_sums", "saga_rt_reduce",        "saga_rt_scalar",
-      "saga_rt_label_valid",
+      "saga_rt_label_valid", "saga_rt_sum_slices",
       "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad"};
   return names;
 }

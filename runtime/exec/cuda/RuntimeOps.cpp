@@ -3,6 +3,7 @@
 #include "runtime/exec/cuda/RuntimeOps.h"
 
 #include "runtime/exec/cuda/RuntimeKernels.h"
+#include "runtime/graph/Intervals.h"
 
 #include <algorithm>
 #include <cstring>
@@ -65,6 +66,44 @@ llvm::Error RuntimeOps::blockSums(CUdeviceptr x, int64_t begin, int64_t end,
 llvm::Error RuntimeOps::finishSums(CUdeviceptr partial, int64_t blocks,
                                    int64_t w, CUdeviceptr out) {
   return run("saga_rt_finish_sums", w, {&partial, &blocks, &w, &out});
+}
+
+llvm::Error RuntimeOps::sumSlices(CUdeviceptr partial, int64_t slices,
+                                  int64_t n, CUdeviceptr out) {
+  return run("saga_rt_sum_slices", n, {&partial, &slices, &n, &out});
+}
+
+int64_t RuntimeOps::slicesFor(int64_t rows) {
+  int64_t blocks = (rows + saga::kRowsPerTask - 1) / saga::kRowsPerTask;
+  return std::max<int64_t>(std::min(blocks, saga::kWeightGradSlices), 1);
+}
+
+llvm::Error RuntimeOps::weightGradSlices(CUdeviceptr x, CUdeviceptr dy,
+                                         int64_t k, int64_t n, int64_t rows,
+                                         int64_t begin, int64_t end,
+                                         CUdeviceptr partial) {
+  // The CPU's slices: `count` runs of whole 256-row blocks.
+  int64_t blocks = (rows + saga::kRowsPerTask - 1) / saga::kRowsPerTask;
+  int64_t count = slicesFor(rows);
+  auto bound = [&](int64_t t) {
+    return std::min(rows, (t * blocks / count) * saga::kRowsPerTask);
+  };
+  for (int64_t t = 0; t < count; ++t) {
+    int64_t lo = bound(t), hi = t + 1 == count ? rows : bound(t + 1);
+    if (lo < begin || hi > end)
+      continue;
+    CUdeviceptr slot = partial + CUdeviceptr(t * k * n * 4);
+    if (hi == lo) {
+      if (auto e = device.fill32(slot, 0, k * n))
+        return e;
+      continue;
+    }
+    if (auto e = device.gemm(true, false, k, n, hi - lo,
+                             x + CUdeviceptr(lo * k * 4),
+                             dy + CUdeviceptr(lo * n * 4), slot))
+      return e;
+  }
+  return llvm::Error::success();
 }
 
 llvm::Error RuntimeOps::reduce(CUdeviceptr xf, CUdeviceptr xd, int64_t n,

@@ -37,6 +37,18 @@ public:
   /// out[j] = sum over the blocks of partial, in order (float).
   llvm::Error finishSums(CUdeviceptr partial, int64_t blocks, int64_t w,
                          CUdeviceptr out);
+  /// out[e] = sum over t < slices of partial[t * n + e], in order (float).
+  llvm::Error sumSlices(CUdeviceptr partial, int64_t slices, int64_t n,
+                        CUdeviceptr out);
+  /// A weight gradient dW[k, n] += x^T dy over rows [begin, end), as the
+  /// CPU forms it: per slice of the rows (Intervals.h's weightGradSlice
+  /// bounds), each slice's product into its slot of `partial`; slices
+  /// outside the rows are left alone. sumSlices then adds the slots.
+  llvm::Error weightGradSlices(CUdeviceptr x, CUdeviceptr dy, int64_t k,
+                               int64_t n, int64_t rows, int64_t begin,
+                               int64_t end, CUdeviceptr partial);
+  /// The number of slices for `rows` rows.
+  static int64_t slicesFor(int64_t rows);
   /// out (double) = the sum of n floats (xf) or doubles (xd), squared or not.
   llvm::Error reduce(CUdeviceptr xf, CUdeviceptr xd, int64_t n, bool square,
                      CUdeviceptr out);
