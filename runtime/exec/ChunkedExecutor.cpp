@@ -270,12 +270,9 @@ llvm::Error ChunkedRun::compute(int k, Resident &r) {
   if (llvm::Error e = dispatch(k, r))
     return e;
   // Returned vertex values go to the caller piece by piece, once final.
-  const PlanStep &step = pm.steps[size_t(k)];
-  // (Only launches run by chunk; a propagation's rows are final at its
-  // last one.)
-  if (parts == 1 || (step.i >= 0 && step.i + 1 != parts &&
-                     cast<LaunchOp>(step.op).getPropagate()))
+  if (parts == 1 || !chunked::finishesRows(pm, k, parts))
     return llvm::Error::success();
+  const PlanStep &step = pm.steps[size_t(k)];
   using Outputs = ExecutionContext::VertexOutputs;
   for (Value res : step.op->getResults()) {
     auto d = dyn_cast<DomainType>(res.getType());
@@ -283,23 +280,11 @@ llvm::Error ChunkedRun::compute(int k, Resident &r) {
         ctx.vertexOutputs == Outputs::Drop)
       continue;
     int64_t width = elementsOf(res.getType(), g) / g.numVertices;
-    const char *rows = addr(res, step.j, r);
-    if (ctx.vertexOutputs == Outputs::Argmax && dtypeOf(res.getType()) == DType::F32) {
-      auto [it, fresh] = outputs.try_emplace(
-          res, Tensor::uninitialized({int64_t(g.numVertices)}, DType::I32));
-      const float *x = reinterpret_cast<const float *>(rows);
-      for (int64_t v = lo(step.j); v < hi(step.j); ++v)
-        it->second.i32()[v] = int32_t(
-            std::max_element(x + v * width, x + (v + 1) * width) - (x + v * width));
-      continue;
-    }
-    auto [it, fresh] = outputs.try_emplace(
-        res, Tensor::uninitialized(shapeOf(res.getType(), g.numVertices),
-                                   dtypeOf(res.getType())));
-    int64_t rowBytes = width * 4;
-    std::memcpy(static_cast<char *>(it->second.data()) + lo(step.j) * rowBytes,
-                rows + lo(step.j) * rowBytes,
-                size_t((hi(step.j) - lo(step.j)) * rowBytes));
+    const char *rows = addr(res, step.j, r) + lo(step.j) * width * 4;
+    chunked::keepRows(outputs, res, g.numVertices, width, lo(step.j),
+                      hi(step.j) - lo(step.j), rows,
+                      ctx.vertexOutputs == Outputs::Argmax &&
+                          dtypeOf(res.getType()) == DType::F32);
   }
   return llvm::Error::success();
 }
@@ -580,6 +565,33 @@ llvm::Expected<NextTier *> chunked::nextTier(ChunkedPlanCache::Entry &entry,
     return t.takeError();
   spill = std::move(*t);
   return spill.get();
+}
+
+bool chunked::finishesRows(const PlanMemory &pm, int k, int64_t parts) {
+  const PlanStep &step = pm.steps[size_t(k)];
+  // (Only launches run by chunk; a propagation's rows are final at its
+  // last one.)
+  return !(step.i >= 0 && step.i + 1 != parts &&
+           cast<LaunchOp>(step.op).getPropagate());
+}
+
+void chunked::keepRows(llvm::DenseMap<Value, Tensor> &outputs, Value res,
+                       int64_t numVertices, int64_t width, int64_t first,
+                       int64_t count, const void *rows, bool argmax) {
+  if (argmax) {
+    auto [it, fresh] = outputs.try_emplace(
+        res, Tensor::uninitialized({numVertices}, DType::I32));
+    const float *x = static_cast<const float *>(rows);
+    for (int64_t v = 0; v < count; ++v)
+      it->second.i32()[first + v] = int32_t(
+          std::max_element(x + v * width, x + (v + 1) * width) - (x + v * width));
+    return;
+  }
+  auto [it, fresh] = outputs.try_emplace(
+      res, Tensor::uninitialized(shapeOf(res.getType(), numVertices),
+                                 dtypeOf(res.getType())));
+  std::memcpy(static_cast<char *>(it->second.data()) + first * width * 4, rows,
+              size_t(count * width * 4));
 }
 
 std::string chunked::argName(ModelOp model, BlockArgument arg) {

@@ -26,6 +26,8 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/memory/PlanRunner.h"
 
+#include "llvm/ADT/DenseMap.h"
+
 #include <functional>
 #include <set>
 
@@ -107,6 +109,17 @@ std::string argName(ModelOp model, mlir::BlockArgument arg);
 /// The caller's tensor behind a graph input or parameter, or null.
 const Tensor *external(ModelOp model, const ExecutionContext &ctx,
                        mlir::Value v);
+/// Whether step k of the plan finishes rows (every step but a
+/// propagation's chunks before its last source interval), so that the
+/// returned vertex values it writes can go to the caller.
+bool finishesRows(const PlanMemory &pm, int k, int64_t parts);
+/// Rows [first, first + count) of returned vertex value `res` (`rows`: the
+/// first of them, `width` 4-byte elements each) into the caller's
+/// `outputs`: as they are, or each row's argmax class (int32 [V]).
+void keepRows(llvm::DenseMap<mlir::Value, Tensor> &outputs, mlir::Value res,
+              int64_t numVertices, int64_t width, int64_t first,
+              int64_t count, const void *rows, bool argmax);
+
 /// Reads input tensor t of the problem (a piece of a graph input, a
 /// parameter, a constant) from where it lives: the caller's tensor, a
 /// streamed input's reader, or the constant's value.

@@ -16,6 +16,7 @@
 
 #include "dialect/Saga.h"
 
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
 #include <algorithm>
@@ -105,6 +106,43 @@ inline llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
   else
     os << op->getLoc();
   return llvm::createStringError(os.str() + ": " + message);
+}
+
+/// The caller's tensor for graph input `arg` of `model`, checked against
+/// the input's type at `rows` rows (errors name the input and both shapes).
+inline llvm::Expected<const Tensor *>
+boundInput(ModelOp model, BlockArgument arg,
+           const llvm::StringMap<Tensor> &inputs, int64_t rows) {
+  auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                 "saga.name");
+  std::string n = name ? name.str() : "#" + std::to_string(arg.getArgNumber());
+  auto it = inputs.find(n);
+  if (it == inputs.end())
+    return llvm::createStringError("graph input '" + n + "' is not set");
+  const Tensor &t = it->second;
+  std::vector<int64_t> expected = shapeOf(arg.getType(), rows);
+  if (t.shape() != expected || t.dtype() != dtypeOf(arg.getType()))
+    return llvm::createStringError(
+        "graph input '" + n + "' has shape " + t.describe() +
+        ", the model needs " +
+        Tensor::describe(expected, dtypeOf(arg.getType())));
+  return &t;
+}
+
+/// The caller's tensor for `param`, checked against its type.
+inline llvm::Expected<const Tensor *>
+boundParam(ParamOp param, const llvm::StringMap<Tensor> &params) {
+  auto it = params.find(param.getName());
+  if (it == params.end())
+    return llvm::createStringError("parameter '" + param.getName().str() +
+                                   "' is not set");
+  std::vector<int64_t> want = shapeOf(param.getType(), 0);
+  if (it->second.shape() != want)
+    return llvm::createStringError(
+        "parameter '" + param.getName().str() + "' has shape " +
+        it->second.describe() + ", the model needs " +
+        Tensor::describe(want, DType::F32));
+  return &it->second;
 }
 
 /// Task boundaries over vertices: fixed row blocks, or blocks of about

@@ -100,22 +100,10 @@ private:
 };
 
 llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
-  auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                 "saga.name");
-  std::string n = name ? name.str() : "#" + std::to_string(arg.getArgNumber());
-  auto it = ctx.inputs->find(n);
-  if (it == ctx.inputs->end())
-    return llvm::createStringError("graph input '" + n + "' is not set");
-  const Tensor &t = it->second;
-  std::vector<int64_t> expected =
-      shapeOf(arg.getType(), rowsOf(arg.getType()));
-  if (t.shape() != expected || t.dtype() != dtypeOf(arg.getType())) {
-    return llvm::createStringError(
-        "graph input '" + n + "' has shape " + t.describe() +
-        ", the model needs " +
-        Tensor::describe(expected, dtypeOf(arg.getType())));
-  }
-  values[arg] = &t;
+  auto t = boundInput(model, arg, *ctx.inputs, rowsOf(arg.getType()));
+  if (!t)
+    return t.takeError();
+  values[arg] = *t;
   return llvm::Error::success();
 }
 
@@ -611,17 +599,10 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
                     .count());
     });
     if (auto param = dyn_cast<ParamOp>(op)) {
-      auto it = ctx.params->find(param.getName());
-      if (it == ctx.params->end())
-        return llvm::createStringError("parameter '" + param.getName().str() +
-                                       "' is not set");
-      std::vector<int64_t> want = shapeOf(param.getType(), 0);
-      if (it->second.shape() != want)
-        return llvm::createStringError(
-            "parameter '" + param.getName().str() + "' has shape " +
-            it->second.describe() + ", the model needs " +
-            Tensor::describe(want, DType::F32));
-      values[param] = &it->second;
+      auto t = boundParam(param, *ctx.params);
+      if (!t)
+        return t.takeError();
+      values[param] = *t;
     } else if (isa<DegreeOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
       std::vector<float> deg = g.inDegrees();

@@ -18,6 +18,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include "runtime/exec/cuda/RuntimeKernels.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -53,25 +55,19 @@ std::string cudaOf(const std::string &file, unsigned opt, bool training) {
 }
 } // namespace
 
-class CudaCompile : public testing::TestWithParam<Param> {};
-
-TEST_P(CudaCompile, NvrtcAndPtxasAcceptEveryKernelWithoutSpills) {
-  auto [file, opt, training] = GetParam();
-  auto nvrtc = cuda::Nvrtc::load();
-  if (!nvrtc)
-    GTEST_SKIP() << llvm::toString(nvrtc.takeError());
-  if (std::string(SAGA_PTXAS).empty())
-    GTEST_SKIP() << "ptxas was not found at configure time";
-  std::string source = cudaOf(file, opt, training);
-  ASSERT_FALSE(source.empty());
+namespace {
+/// NVRTC compiles `source` for sm_80 and sm_90 and ptxas -v reports no
+/// spills and no stack frame for any of its kernels; prints the most
+/// registers a thread uses.
+void expectCompilesWithoutSpills(cuda::Nvrtc &nvrtc, const std::string &source,
+                                 const std::string &name) {
   size_t kernels = 0;
   for (size_t at = 0; (at = source.find("__global__", at)) != std::string::npos; ++at)
     ++kernels;
   for (int arch : {80, 90}) {
-    auto compiled = (*nvrtc)->compile(source, arch, false);
+    auto compiled = nvrtc.compile(source, arch, false);
     ASSERT_TRUE(bool(compiled)) << llvm::toString(compiled.takeError());
-    std::string base = std::string(SAGA_TEST_SCRATCH_DIR "/") + file + "-O" +
-                       std::to_string(opt) + (training ? "-train" : "") +
+    std::string base = std::string(SAGA_TEST_SCRATCH_DIR "/") + name +
                        "-sm_" + std::to_string(arch);
     {
       std::ofstream out(base + ".ptx");
@@ -104,6 +100,34 @@ TEST_P(CudaCompile, NvrtcAndPtxasAcceptEveryKernelWithoutSpills) {
     std::printf("sm_%d: %zu kernels, at most %zu registers per thread\n", arch,
                 kernels, maxRegs);
   }
+}
+} // namespace
+
+class CudaCompile : public testing::TestWithParam<Param> {};
+
+TEST_P(CudaCompile, NvrtcAndPtxasAcceptEveryKernelWithoutSpills) {
+  auto [file, opt, training] = GetParam();
+  auto nvrtc = cuda::Nvrtc::load();
+  if (!nvrtc)
+    GTEST_SKIP() << llvm::toString(nvrtc.takeError());
+  if (std::string(SAGA_PTXAS).empty())
+    GTEST_SKIP() << "ptxas was not found at configure time";
+  std::string source = cudaOf(file, opt, training);
+  ASSERT_FALSE(source.empty());
+  expectCompilesWithoutSpills(**nvrtc, source,
+                              std::string(file) + "-O" + std::to_string(opt) +
+                                  (training ? "-train" : ""));
+}
+
+// The CUDA executor's own kernels (losses, sums over rows, arithmetic).
+TEST(CudaCompileRuntime, NvrtcAndPtxasAcceptTheRuntimeKernelsWithoutSpills) {
+  auto nvrtc = cuda::Nvrtc::load();
+  if (!nvrtc)
+    GTEST_SKIP() << llvm::toString(nvrtc.takeError());
+  if (std::string(SAGA_PTXAS).empty())
+    GTEST_SKIP() << "ptxas was not found at configure time";
+  expectCompilesWithoutSpills(**nvrtc, cuda::runtimeKernelSource(),
+                              "runtime-kernels");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -387,10 +387,9 @@ llvm::Error CudaChunkedRun::compute(int k, Resident &r) {
   if (llvm::Error e = dispatch(k, r))
     return e;
   // Returned vertex values go to the caller piece by piece, once final.
-  const PlanStep &step = pm.steps[size_t(k)];
-  if (parts == 1 || (step.i >= 0 && step.i + 1 != parts &&
-                     cast<LaunchOp>(step.op).getPropagate()))
+  if (parts == 1 || !chunked::finishesRows(pm, k, parts))
     return llvm::Error::success();
+  const PlanStep &step = pm.steps[size_t(k)];
   using Outputs = ExecutionContext::VertexOutputs;
   for (Value res : step.op->getResults()) {
     auto d = dyn_cast<DomainType>(res.getType());
@@ -405,21 +404,10 @@ llvm::Error CudaChunkedRun::compute(int k, Resident &r) {
     if (auto e = dev.download(piece.data(), *base + CUdeviceptr(first * w * 4),
                               count * w * 4))
       return e;
-    if (ctx.vertexOutputs == Outputs::Argmax &&
-        dtypeOf(res.getType()) == DType::F32) {
-      auto [it, fresh] = outputs.try_emplace(
-          res, Tensor::uninitialized({int64_t(g.numVertices)}, DType::I32));
-      for (int64_t v = 0; v < count; ++v)
-        it->second.i32()[first + v] = int32_t(
-            std::max_element(piece.data() + v * w, piece.data() + (v + 1) * w) -
-            (piece.data() + v * w));
-      continue;
-    }
-    auto [it, fresh] = outputs.try_emplace(
-        res, Tensor::uninitialized(shapeOf(res.getType(), g.numVertices),
-                                   dtypeOf(res.getType())));
-    std::memcpy(static_cast<char *>(it->second.data()) + first * w * 4,
-                piece.data(), size_t(count * w * 4));
+    chunked::keepRows(outputs, res, g.numVertices, w, first, count,
+                      piece.data(),
+                      ctx.vertexOutputs == Outputs::Argmax &&
+                          dtypeOf(res.getType()) == DType::F32);
   }
   return llvm::Error::success();
 }

@@ -245,39 +245,25 @@ llvm::Error CudaRun::graphArrays() {
 }
 
 llvm::Error CudaRun::bindInput(ModelOp model, BlockArgument arg) {
-  auto name = model.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "saga.name");
-  std::string n = name ? name.str() : "#" + std::to_string(arg.getArgNumber());
-  auto it = ctx.inputs->find(n);
-  if (it == ctx.inputs->end())
-    return llvm::createStringError("graph input '" + n + "' is not set");
-  const Tensor &t = it->second;
-  std::vector<int64_t> expected = shapeOf(arg.getType(), rowsOf(arg.getType()));
-  if (t.shape() != expected || t.dtype() != dtypeOf(arg.getType()))
-    return llvm::createStringError(
-        "graph input '" + n + "' has shape " + t.describe() +
-        ", the model needs " + Tensor::describe(expected, dtypeOf(arg.getType())));
-  auto r = b.resident("input." + n, t.f32(), t.numElements() * 4);
+  auto t = boundInput(model, arg, *ctx.inputs, rowsOf(arg.getType()));
+  if (!t)
+    return t.takeError();
+  auto r = b.resident("input." + chunked::argName(model, arg), (*t)->f32(),
+                      (*t)->numElements() * 4);
   if (!r)
     return r.takeError();
-  values[arg] = {r->ptr, t.shape(), t.dtype(), t.numElements(), false};
+  values[arg] = {r->ptr, (*t)->shape(), (*t)->dtype(), (*t)->numElements(), false};
   return llvm::Error::success();
 }
 
 llvm::Error CudaRun::bindParam(ParamOp param) {
-  auto it = ctx.params->find(param.getName());
-  if (it == ctx.params->end())
-    return llvm::createStringError("parameter '" + param.getName().str() +
-                                   "' is not set");
-  std::vector<int64_t> want = shapeOf(param.getType(), 0);
-  if (it->second.shape() != want)
-    return llvm::createStringError(
-        "parameter '" + param.getName().str() + "' has shape " +
-        it->second.describe() + ", the model needs " +
-        Tensor::describe(want, DType::F32));
+  auto p = boundParam(param, *ctx.params);
+  if (!p)
+    return p.takeError();
   auto t = allocate(param, "parameter " + param.getName().str());
   if (!t)
     return t.takeError();
-  return dev.upload((*t)->ptr, it->second.f32(), (*t)->elements * 4);
+  return dev.upload((*t)->ptr, (*p)->f32(), (*t)->elements * 4);
 }
 
 llvm::Error CudaRun::lossRows() {

@@ -132,6 +132,17 @@ extern "C" __global__ void saga_rt_scalar(const double *s, const double *count,
   }
 }
 
+// A row's maximum and its sum of exp(x - maximum).
+static __device__ void saga_rt_softmax_stats(const float *row, int64_t c,
+                                             float &m, float &sum) {
+  m = row[0];
+  for (int64_t j = 1; j < c; ++j)
+    m = row[j] > m ? row[j] : m;
+  sum = 0;
+  for (int64_t j = 0; j < c; ++j)
+    sum += expf(row[j] - m);
+}
+
 // valid[i] = 1 when loss row i (vertex rows[i], or i) has a label in
 // [0, c), else 0.
 extern "C" __global__ void saga_rt_label_valid(const int32_t *labels,
@@ -158,12 +169,8 @@ extern "C" __global__ void saga_rt_cross_entropy(
       continue;
     }
     const float *row = logits + v * c;
-    float m = row[0];
-    for (int64_t j = 1; j < c; ++j)
-      m = row[j] > m ? row[j] : m;
-    float sum = 0;
-    for (int64_t j = 0; j < c; ++j)
-      sum += expf(row[j] - m);
+    float m, sum;
+    saga_rt_softmax_stats(row, c, m, sum);
     terms[i] = (double)m + log((double)sum) - (double)row[label];
   }
 }
@@ -184,12 +191,8 @@ extern "C" __global__ void saga_rt_cross_entropy_grad(
     if (label < 0 || label >= c)
       continue;
     const float *row = logits + v * c;
-    float m = row[0];
-    for (int64_t j = 1; j < c; ++j)
-      m = row[j] > m ? row[j] : m;
-    float sum = 0;
-    for (int64_t j = 0; j < c; ++j)
-      sum += expf(row[j] - m);
+    float m, sum;
+    saga_rt_softmax_stats(row, c, m, sum);
     double scale = (double)g[0] / count[0], inv = 1.0 / (double)sum;
     for (int64_t j = 0; j < c; ++j) {
       double p = (double)expf(row[j] - m) * inv;
