@@ -711,6 +711,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   e.exact = needsExactMessages(op);
   if (e.exact)
     func->setAttr("saga.exact", tb.getUnitAttr());
+  if (epilogue)
+    func->setAttr("saga.epilogue", tb.getUnitAttr());
   if (isExtremum(propagate))
     func->setAttr("saga.extremum", tb.getUnitAttr());
 

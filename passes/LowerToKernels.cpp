@@ -147,7 +147,9 @@ struct LowerToKernels
         OpBuilder mb(model);
         std::string name = "saga_kernel_" + std::to_string(counter++);
         ApplyVertexOp epilogue;
-        if (auto prop = dyn_cast<PropagateOp>(op); prop && fuseEpilogues)
+        if (auto prop = dyn_cast<PropagateOp>(op);
+            prop && fuseEpilogues &&
+            (reversedEpilogues || !prop.getReversed()))
           epilogue = findEpilogue(prop);
         FailureOr<Kernel> kernel = emitKernel(&op, name, mb, epilogue);
         if (failed(kernel))

@@ -33,6 +33,9 @@ struct PlanOptions {
   bool training = false;
   /// Optional passes to leave out at -O2 (names from optionalPassNames()).
   std::vector<std::string> disabledPasses;
+  /// For parts of a partitioned graph: no epilogue fused into a reversed
+  /// propagation, whose rows are partial sums until the parts add them up.
+  bool distributed = false;
 };
 
 /// The passes -O2 adds to -O0, each of which `disabledPasses` can leave out

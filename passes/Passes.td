@@ -201,7 +201,10 @@ def SagaLowerToKernels : Pass<"saga-lower-to-kernels", "mlir::ModuleOp"> {
   }];
   let options = [
     Option<"fuseEpilogues", "fuse-epilogues", "bool", /*default=*/"true",
-           "Fuse elementwise apply_vertex epilogues into propagations">
+           "Fuse elementwise apply_vertex epilogues into propagations">,
+    Option<"reversedEpilogues", "reversed-epilogues", "bool", /*default=*/"true",
+           "Also into reversed propagations (off for parts of a partitioned "
+           "graph, whose reversed sums are partial)">
   ];
   let dependentDialects = ["saga::SagaDialect", "mlir::func::FuncDialect",
                            "mlir::scf::SCFDialect", "mlir::memref::MemRefDialect",

@@ -68,6 +68,7 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
   }
   SagaLowerToKernelsOptions kernels;
   kernels.fuseEpilogues = enabled("fuse-epilogue");
+  kernels.reversedEpilogues = !options.distributed;
   pm.addPass(createSagaLowerToKernels(kernels));
 }
 

@@ -64,6 +64,8 @@ struct Model::Impl {
   std::map<std::string, RowReader> rowReaders; // streamed graph inputs
   ChunkSource *chunkSource = nullptr;          // default: `chunks`
   std::unique_ptr<CudaBackend> cuda; // with useCuda: where plans run
+  bool distributedPlans = false;     // CompileOptions::distributed
+  Distribution *dist = nullptr;      // with setDistribution: this part
 
   Impl() : ctx(MLIRContext::Threading::DISABLED) {}
 };
@@ -142,7 +144,8 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
     impl->trainPlan = impl->plan->clone();
     PassManager pm(&ctx);
     buildLowerToPlanPipeline(pm, {options.optLevel, /*training=*/true,
-                                  options.disabledPasses});
+                                  options.disabledPasses,
+                                  options.distributed});
     if (failed(pm.run(*impl->trainPlan)))
       return llvm::createStringError("compiling the training plan failed:\n" +
                                      messages);
@@ -150,7 +153,8 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
   }
   PassManager pm(&ctx);
   buildLowerToPlanPipeline(pm, {options.optLevel, /*training=*/false,
-                                options.disabledPasses});
+                                options.disabledPasses, options.distributed});
+  impl->distributedPlans = options.distributed;
   if (failed(pm.run(*impl->plan)))
     return llvm::createStringError("lowering failed:\n" + messages);
   impl->model = *impl->plan->getOps<ModelOp>().begin();
@@ -343,6 +347,19 @@ void Model::initParams(uint64_t seed) {
   }
 }
 
+llvm::Error Model::setDistribution(Distribution *dist) {
+  if (dist && !impl->distributedPlans)
+    return llvm::createStringError(
+        "a model trained on a part of a graph must be compiled with "
+        "CompileOptions::distributed");
+  if (dist && impl->cuda)
+    return llvm::createStringError(
+        "training on a part of a graph runs on the CPU; the CUDA device "
+        "does not exchange halos yet");
+  impl->dist = dist;
+  return llvm::Error::success();
+}
+
 const Tensor *Model::param(llvm::StringRef name) const {
   auto it = impl->params.find(name);
   return it == impl->params.end() ? nullptr : &it->second;
@@ -438,6 +455,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.inputs = &impl->inputs;
   ec.params = &impl->params;
   ec.lossMask = options.lossMask;
+  ec.exactLossMask = options.exactLossMask;
   ec.reuseBuffers = options.reuseBuffers;
   if (options.sourceIntervals < 0)
     return llvm::createStringError("source intervals must be 0 (automatic), "
@@ -448,6 +466,10 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.chunkSource = impl->chunkSource;
   ec.rowReaders = &impl->rowReaders;
   ec.vertexOutputs = outputs;
+  ec.dist = impl->dist;
+  if (impl->dist && options.memoryBudget > 0)
+    return llvm::createStringError(
+        "a part of a partitioned graph runs in memory: no memory budget");
   int64_t intervalsUsed = 1;
   ec.intervalsUsed = &intervalsUsed;
   std::vector<std::pair<std::string, double>> profile;

@@ -34,6 +34,7 @@
 
 namespace saga {
 
+class Distribution;
 class KernelDevice;
 class ModelOp;
 
@@ -49,6 +50,10 @@ struct CompileOptions {
   /// each one does. Without fuse-propagation every edge function writes
   /// its values to edge tensors that a second kernel reduces (as at -O0).
   std::vector<std::string> disabledPasses;
+  /// For training on a part of a partitioned graph (setDistribution): no
+  /// epilogue fused into a reversed propagation (its rows are partial sums
+  /// until the parts add them up). Results are the same.
+  bool distributed = false;
 };
 
 /// Time spent in each compile phase, in seconds.
@@ -72,6 +77,9 @@ struct ForwardOptions {
   /// Vertices the loss averages over (e.g. the training split); empty: all
   /// labelled vertices.
   std::vector<int32_t> lossMask;
+  /// The loss averages over exactly `lossMask`, even when it is empty (a
+  /// part of a partitioned graph that owns no training vertex).
+  bool exactLossMask = false;
   /// Record the wall time of every plan step in ForwardResult::profile.
   bool profile = false;
   /// Let kernel results take over the buffers of operands that die with the
@@ -189,6 +197,13 @@ public:
   /// caller's, outliving the runs; null: the graph in memory). A graph
   /// without its edge arrays (GraphFile::readSkeleton) needs one.
   void setChunkSource(ChunkSource *source);
+  /// Runs every later forward() and trainStep() as one part of a graph
+  /// partitioned over several workers (runtime/distributed/Distribution.h):
+  /// the graph set is the part's local graph, its inputs have its local
+  /// rows (owned, then halo), the loss mask its local rows. Needs
+  /// CompileOptions::distributed; not with a memory budget or CUDA (yet).
+  /// Null: one process again.
+  llvm::Error setDistribution(Distribution *dist);
   /// Initialises every parameter that was not set, from its initialiser
   /// (Glorot uniform with a seeded generator).
   void initParams(uint64_t seed);

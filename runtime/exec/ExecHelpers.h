@@ -151,9 +151,10 @@ boundParam(ParamOp param, const llvm::StringMap<Tensor> &params) {
 /// sums over rows can be formed per block inside any kernel (see
 /// Run::launch) in the same order as saga.sum_rows forms them.
 inline std::vector<int64_t> rowBlocks(const Graph &g,
-                               const std::vector<int64_t> *offsets) {
+                               const std::vector<int64_t> *offsets,
+                               int64_t rows = -1) {
   std::vector<int64_t> bounds{0};
-  int64_t v = g.numVertices;
+  int64_t v = rows < 0 ? g.numVertices : rows;
   if (!offsets) {
     for (int64_t r = kRowsPerTask; r < v; r += kRowsPerTask)
       bounds.push_back(r);

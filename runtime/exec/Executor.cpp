@@ -5,10 +5,12 @@
 #include "runtime/exec/FastExp.h"
 
 #include "runtime/exec/KernelDevice.h"
+#include "runtime/distributed/Distribution.h"
 #include "codegen/KernelEmitter.h"
 #include "dialect/Saga.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/ScopeExit.h"
 
@@ -97,13 +99,64 @@ private:
   llvm::Error gradients(Operation *op);
 
   std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
+  /// Row blocks a sum over rows adds up (kRowsPerTask rows each, over all
+  /// local rows).
+  int64_t sumBlocks = 0;
+
+  // A part of a partitioned graph (ctx.dist): vertex values whose halo rows
+  // hold their owners' values (inputs, degrees, ids, gathered values).
+  llvm::DenseSet<Value> haloValid;
+  /// The halo rows of `v` fetched from their owners, unless they hold them.
+  llvm::Error refreshHalo(Value v);
+  /// Sums over the parts (no-ops in one process).
+  llvm::Error sumOverParts(double *values, int64_t n) {
+    return ctx.dist ? ctx.dist->sum(values, n) : llvm::Error::success();
+  }
+  llvm::Error sumOverParts(float *values, int64_t n) {
+    return ctx.dist ? ctx.dist->sum(values, n) : llvm::Error::success();
+  }
+  /// A kernel's view of buffer `data` of `type`: moved back by the part's
+  /// first global row (or edge), so that global numbers index it.
+  FlatMemRef kernelBuffer(void *data, int64_t size, Type type) const;
 };
+
+FlatMemRef Run::kernelBuffer(void *data, int64_t size, Type type) const {
+  auto domain = dyn_cast<DomainType>(type);
+  if (!ctx.dist || !domain)
+    return flat(data, size);
+  int64_t rows = rowsOf(type);
+  int64_t rowSize = rows ? size / rows : 0;
+  int64_t shift =
+      (domain.isEdgeDomain() ? ctx.dist->edgeBase : ctx.dist->rowBase) *
+      rowSize;
+  // Integer arithmetic: the view starts before the allocation, and only
+  // rows of this part are ever read or written through it.
+  void *base = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(data) -
+                                        uintptr_t(shift) * 4);
+  return flat(base, size + shift);
+}
+
+llvm::Error Run::refreshHalo(Value v) {
+  auto domain = dyn_cast<DomainType>(v.getType());
+  if (!ctx.dist || !domain || domain.isEdgeDomain() || haloValid.contains(v))
+    return llvm::Error::success();
+  auto it = owned.find(v);
+  if (it == owned.end())
+    return llvm::createStringError("a value read across parts is neither an "
+                                   "input nor a plan buffer");
+  Tensor &t = *it->second;
+  if (llvm::Error e = ctx.dist->gatherHalo(t.f32(), t.rowSize()))
+    return e;
+  haloValid.insert(v);
+  return llvm::Error::success();
+}
 
 llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
   auto t = boundInput(model, arg, *ctx.inputs, rowsOf(arg.getType()));
   if (!t)
     return t.takeError();
   values[arg] = *t;
+  haloValid.insert(arg);
   return llvm::Error::success();
 }
 
@@ -118,16 +171,41 @@ llvm::Error Run::launch(LaunchOp op) {
   // out-edges for a reversed propagate). An edge_map writes its results'
   // rows by edge id, each edge once, so any split of the rows is race-free.
   bool overEdges = op.getPropagate() || op.getEdgeMap();
-  const Graph &g = *ctx.graph;
+  // A part of a partitioned graph: kernels walk its CSR with global
+  // numbers, offsets indexed from the part's first global row.
+  const Graph &g = ctx.dist ? *ctx.dist->kernelView : *ctx.graph;
+  const int64_t rowBase = ctx.dist ? ctx.dist->rowBase : 0;
   const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
+  auto offsetsView = [&](const std::vector<int64_t> &o) {
+    return flat(reinterpret_cast<void *>(
+                    reinterpret_cast<uintptr_t>(o.data()) -
+                    uintptr_t(rowBase) * sizeof(int64_t)),
+                int64_t(o.size()) + rowBase);
+  };
   auto csr = [&](const std::vector<int64_t> &offsets,
                  const std::vector<int32_t> &others,
                  const std::vector<int32_t> &ids) {
     return std::array<FlatMemRef, 3>{
-        flat(const_cast<int64_t *>(offsets.data()), offsets.size()),
+        offsetsView(offsets),
         flat(const_cast<int32_t *>(others.data()), others.size()),
         flat(const_cast<int32_t *>(ids.data()), ids.size())};
   };
+  // Values the kernel reads at the other end of an edge (a reversed
+  // propagation: at its rows, halo rows included) need their halo rows.
+  if (ctx.dist && overEdges && kernelFn) {
+    if (op.getPropagate() && reversed && kernelFn->hasAttr("saga.epilogue"))
+      return errorAt(op, "a reversed propagation with a fused epilogue "
+                         "cannot run on a part of a graph (compile with "
+                         "CompileOptions::distributed)");
+    auto groups = kernelFn->getAttrOfType<DenseI64ArrayAttr>(
+        "saga.operand_groups");
+    if (!groups)
+      return errorAt(op, "kernel has no saga.operand_groups");
+    for (int64_t i = 0; i < groups[0] && i < int64_t(op->getNumOperands());
+         ++i)
+      if (llvm::Error e = refreshHalo(op->getOperand(unsigned(i))))
+        return errorAt(op, llvm::toString(std::move(e)));
+  }
   if (overEdges)
     llvm::append_range(buffers,
                        reversed ? csr(g.outOffsets, g.outTargets, g.outEdgeIds)
@@ -145,8 +223,7 @@ llvm::Error Run::launch(LaunchOp op) {
       *ctx.intervalsUsed =
           std::max(*ctx.intervalsUsed,
                    chunks ? int64_t(chunks->numChunks()) : int64_t(1));
-    buffers.push_back(flat(const_cast<int64_t *>(offsets.data()),
-                           offsets.size()));
+    buffers.push_back(offsetsView(offsets));
     auto width = kernelFn ? kernelFn->getAttrOfType<IntegerAttr>(
                                 "saga.state_width")
                           : IntegerAttr();
@@ -170,9 +247,9 @@ llvm::Error Run::launch(LaunchOp op) {
     const Tensor *t = lookup(v);
     if (!t)
       return errorAt(op, "operand has no value (plan out of order?)");
-    buffers.push_back(
-        flat(const_cast<void *>(static_cast<const void *>(t->f32())),
-             t->numElements()));
+    buffers.push_back(kernelBuffer(
+        const_cast<void *>(static_cast<const void *>(t->f32())),
+        t->numElements(), v.getType()));
   }
   // A result only summed over its rows is never stored: each task writes
   // its rows to a scratch buffer and adds them up per kRowsPerTask block,
@@ -198,21 +275,24 @@ llvm::Error Run::launch(LaunchOp op) {
       for (int64_t d : shapeOf(r.getType(), 1))
         w *= d;
       summed.push_back({r, buffers.size(), w,
-                        std::vector<double>(mapBlocks.size() * size_t(w))});
+                        std::vector<double>(size_t(sumBlocks) * size_t(w))});
       buffers.push_back(flat(nullptr, ctx.graph->numVertices * w));
       continue;
     }
     Tensor *t = reuse(op, r, overwritable);
     if (!t)
       t = allocate(r);
-    buffers.push_back(flat(t->data(), t->numElements()));
+    buffers.push_back(kernelBuffer(t->data(), t->numElements(), r.getType()));
   }
   const std::vector<int64_t> &blocks =
       !overEdges ? mapBlocks : reversed ? outBlocks : inBlocks;
   int64_t phase = kPhaseWhole;
   FirstError failures; // a device's launch error, from any task
   auto runTask = [&](int64_t task) {
-    int64_t begin = blocks[task], end = blocks[task + 1];
+    // Local rows; the kernel sees them as global rows (a part's rows start
+    // at rowBase).
+    int64_t localBegin = blocks[task], localEnd = blocks[task + 1];
+    int64_t begin = localBegin + rowBase, end = localEnd + rowBase;
     int64_t seed = static_cast<int64_t>(ctx.seed);
     std::vector<FlatMemRef> local = buffers;
     thread_local std::vector<std::vector<float>> scratch;
@@ -247,8 +327,8 @@ llvm::Error Run::launch(LaunchOp op) {
     if (!(phase & kPhaseFinish))
       return; // rows not final yet
     for (size_t i = 0; i < summed.size(); ++i)
-      addToBlockSums(aligned64(scratch[i]), begin, end, summed[i].rowSize,
-                     summed[i].partial.data());
+      addToBlockSums(aligned64(scratch[i]), localBegin, localEnd,
+                     summed[i].rowSize, summed[i].partial.data());
   };
   if (!chunks) {
     ctx.pool->parallelFor(blocks.size() - 1, runTask);
@@ -271,15 +351,29 @@ llvm::Error Run::launch(LaunchOp op) {
     Value r = summed[i].result;
     SumRowsOp sum = onlySummed(r);
     Tensor total(shapeOf(sum.getResult().getType(), 0));
-    finishBlockSums(summed[i].partial, int64_t(mapBlocks.size()) - 1,
-                    summed[i].rowSize, total.f32());
+    finishBlockSums(summed[i].partial, sumBlocks, summed[i].rowSize,
+                    total.f32());
+    // A reversed propagation's halo rows are partial sums over this part's
+    // edges: each edge is counted once over all parts, so the sum is whole.
+    if (llvm::Error e = sumOverParts(total.f32(), total.numElements()))
+      return errorAt(op, llvm::toString(std::move(e)));
     summedInKernel[r] = std::move(total);
   }
+  // A reversed propagation's halo rows are partial sums owed to their
+  // owners.
+  if (ctx.dist && reversed)
+    for (Value r : op.getResults()) {
+      if (onlySummed(r))
+        continue;
+      Tensor &t = *owned.find(r)->second;
+      if (llvm::Error e = ctx.dist->scatterHalo(t.f32(), t.rowSize()))
+        return errorAt(op, llvm::toString(std::move(e)));
+    }
   return llvm::Error::success();
 }
 
 int64_t Run::intervalsFor(func::FuncOp kernel, bool reversed) const {
-  if (!ctx.chunks || ctx.sourceIntervals == 1 || !kernel)
+  if (!ctx.chunks || ctx.sourceIntervals == 1 || !kernel || ctx.dist)
     return 1;
   if (ctx.sourceIntervals > 1)
     return ctx.sourceIntervals;
@@ -384,7 +478,10 @@ void Run::rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
 }
 
 std::vector<int32_t> Run::lossRows(int64_t numRows) const {
-  return exec::lossRows(ctx.lossMask, numRows);
+  if (ctx.exactLossMask && ctx.lossMask.empty())
+    return {};
+  return exec::lossRows(ctx.lossMask,
+                        ctx.dist ? ctx.dist->ownedRows : numRows);
 }
 
 void Run::forChunks(size_t n, const std::function<void(int64_t, size_t,
@@ -420,13 +517,15 @@ double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
     total[t] = chunkTotal;
     count[t] = chunkCount;
   });
-  double sum = 0;
-  int64_t n = 0;
+  double sums[2] = {0, 0}; // the loss terms and their count
   for (size_t t = 0; t < chunks; ++t) {
-    sum += total[t];
-    n += count[t];
+    sums[0] += total[t];
+    sums[1] += double(count[t]);
   }
-  return n ? sum / n : 0.0;
+  if (llvm::Error e = sumOverParts(sums, 2))
+    llvm::report_fatal_error(llvm::Twine("summing the loss over the parts: ") +
+                             llvm::toString(std::move(e)));
+  return sums[1] > 0 ? sums[0] / sums[1] : 0.0;
 }
 
 // Model-level scalars: losses, weight decay and their arithmetic.
@@ -505,13 +604,13 @@ llvm::Error Run::gradients(Operation *op) {
     const Tensor *x = lookup(sum.getInput());
     Tensor *r = allocate(sum.getResult());
     int64_t w = x->rowSize(), blocks = mapBlocks.size() - 1;
-    std::vector<double> partial(blocks * w, 0.0);
+    std::vector<double> partial(size_t(sumBlocks * w), 0.0);
     ctx.pool->parallelFor(blocks, [&](int64_t t) {
       addToBlockSums(x->f32() + mapBlocks[t] * w, mapBlocks[t],
                      mapBlocks[t + 1], w, partial.data());
     });
-    finishBlockSums(partial, blocks, w, r->f32());
-    return llvm::Error::success();
+    finishBlockSums(partial, sumBlocks, w, r->f32());
+    return sumOverParts(r->f32(), r->numElements());
   }
   if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
     // dx[v] = dy[v] @ W^T
@@ -545,7 +644,7 @@ llvm::Error Run::gradients(Operation *op) {
         s += partial[t * k * n + i];
       dw->f32()[i] = s;
     }
-    return llvm::Error::success();
+    return sumOverParts(dw->f32(), dw->numElements());
   }
   auto ce = cast<CrossEntropyGradOp>(op);
   const Tensor *logits = lookup(ce.getLogits()), *labels = lookup(ce.getLabels());
@@ -554,9 +653,11 @@ llvm::Error Run::gradients(Operation *op) {
   int64_t c = logits->rowSize();
   std::fill(d->f32(), d->f32() + d->numElements(), 0.0f);
   std::vector<int32_t> rows = lossRows(logits->rows());
-  int64_t count = 0;
+  double count = 0;
   for (int32_t v : rows)
     count += labels->i32()[v] >= 0 && labels->i32()[v] < c;
+  if (llvm::Error e = sumOverParts(&count, 1))
+    return e;
   if (!count)
     return llvm::Error::success();
   const double scale = double(g) / double(count);
@@ -575,9 +676,13 @@ llvm::Error Run::gradients(Operation *op) {
 
 llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   const Graph &g = *ctx.graph;
-  mapBlocks = rowBlocks(g, nullptr);
-  inBlocks = rowBlocks(g, &g.inOffsets);
-  outBlocks = rowBlocks(g, &g.outOffsets);
+  // A part runs maps, GEMMs and its in-edges over its owned rows, and its
+  // out-edges (reversed propagations) over its halo rows too.
+  const int64_t ownedRows = ctx.dist ? ctx.dist->ownedRows : g.numVertices;
+  mapBlocks = rowBlocks(g, nullptr, ownedRows);
+  inBlocks = rowBlocks(g, &g.inOffsets, ownedRows);
+  outBlocks = rowBlocks(g, &g.outOffsets, g.numVertices);
+  sumBlocks = (int64_t(g.numVertices) + kRowsPerTask - 1) / kRowsPerTask;
   Block &block = model.getBody().front();
   for (BlockArgument arg : block.getArguments())
     if (llvm::Error e = bindInput(model, arg))
@@ -605,12 +710,14 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       values[param] = *t;
     } else if (isa<DegreeOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
-      std::vector<float> deg = g.inDegrees();
+      std::vector<float> deg = ctx.dist ? ctx.dist->inDegrees : g.inDegrees();
       std::copy(deg.begin(), deg.end(), t->f32());
+      haloValid.insert(op.getResult(0));
     } else if (isa<VertexIdOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
       for (int32_t v = 0; v < g.numVertices; ++v)
-        t->i32()[v] = v;
+        t->i32()[v] = ctx.dist ? ctx.dist->globalIds[size_t(v)] : v;
+      haloValid.insert(op.getResult(0));
     } else if (auto l = dyn_cast<LaunchOp>(op)) {
       if (llvm::Error e = launch(l))
         return std::move(e);

@@ -26,6 +26,7 @@
 
 namespace saga {
 
+class Distribution;
 class KernelDevice;
 class ModelOp;
 
@@ -41,6 +42,7 @@ struct ExecutionContext {
   const llvm::StringMap<Tensor> *inputs = nullptr; // by graph-input name
   const llvm::StringMap<Tensor> *params = nullptr; // by parameter name
   std::vector<int32_t> lossMask; // empty: all labelled vertices
+  bool exactLossMask = false;    // empty: none (ForwardOptions)
   uint64_t seed = 0;             // training-mode dropout masks
   /// Per-step wall times, in plan order (filled when non-null).
   std::vector<std::pair<std::string, double>> *profile = nullptr;
@@ -71,6 +73,11 @@ struct ExecutionContext {
   /// The most source intervals any propagation ran over (filled when
   /// non-null; 1 when none was chunked).
   int64_t *intervalsUsed = nullptr;
+  /// One part of a partitioned graph (runtime/distributed/Distribution.h):
+  /// `graph` is the part's local graph; maps and GEMMs run over its owned
+  /// rows, halos are exchanged before propagations, sums over rows are
+  /// summed over the parts. Needs sourceIntervals = 1 (no 2-D chunks).
+  Distribution *dist = nullptr;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

@@ -3,6 +3,7 @@
 #include "runtime/train/Trainer.h"
 
 #include "runtime/train/Checkpoint.h"
+#include "runtime/distributed/Distribution.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -15,19 +16,29 @@
 
 using namespace saga;
 
-double saga::accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
-                      const std::vector<int32_t> &vertices) {
+namespace {
+/// How many of `vertices` have their label as the arg-max prediction.
+int64_t correct(const Tensor &logits, const std::vector<int32_t> &labels,
+                const std::vector<int32_t> &vertices) {
   int64_t c = logits.rowSize(), right = 0;
   if (logits.dtype() == DType::I32) { // classes already (argmaxPrediction)
     for (int32_t v : vertices)
       right += logits.i32()[v] == labels[v];
-    return vertices.empty() ? 0.0 : double(right) / vertices.size();
+    return right;
   }
   for (int32_t v : vertices) {
     const float *row = logits.f32() + int64_t(v) * c;
     right += (std::max_element(row, row + c) - row) == labels[v];
   }
-  return vertices.empty() ? 0.0 : double(right) / vertices.size();
+  return right;
+}
+} // namespace
+
+double saga::accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
+                      const std::vector<int32_t> &vertices) {
+  return vertices.empty()
+             ? 0.0
+             : double(correct(logits, labels, vertices)) / vertices.size();
 }
 
 namespace {
@@ -171,7 +182,7 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
       }
     }
   std::unique_ptr<llvm::raw_fd_ostream> log;
-  if (!options.logPath.empty()) {
+  if (!options.logPath.empty() && options.writes) {
     std::error_code ec;
     log = std::make_unique<llvm::raw_fd_ostream>(options.logPath, ec);
     if (ec)
@@ -184,6 +195,8 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
   TrainResult result;
   ForwardOptions trainMask = options.execution;
   trainMask.lossMask = split.train;
+  // A part may own no training vertex: its share of the loss is then none.
+  trainMask.exactLossMask = options.dist != nullptr;
   ForwardOptions evaluation = options.execution;
   evaluation.lossMask.clear();
   evaluation.argmaxPrediction = true; // classes are all accuracy needs
@@ -201,9 +214,23 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
     s.epoch = epoch;
     s.loss = stepResult->loss;
     s.chunked = stepResult->chunked;
-    s.trainAcc = accuracy(eval->prediction, split.labels, split.train);
-    s.valAcc = accuracy(eval->prediction, split.labels, split.val);
-    s.testAcc = accuracy(eval->prediction, split.labels, split.test);
+    // Right and all, per split, over all parts.
+    double counts[6];
+    const std::vector<int32_t> *lists[3] = {&split.train, &split.val,
+                                            &split.test};
+    for (int k = 0; k < 3; ++k) {
+      counts[2 * k] = double(correct(eval->prediction, split.labels, *lists[k]));
+      counts[2 * k + 1] = double(lists[k]->size());
+    }
+    if (options.dist)
+      if (llvm::Error e = options.dist->sum(counts, 6))
+        return std::move(e);
+    auto ratio = [&](int k) {
+      return counts[2 * k + 1] > 0 ? counts[2 * k] / counts[2 * k + 1] : 0.0;
+    };
+    s.trainAcc = ratio(0);
+    s.valAcc = ratio(1);
+    s.testAcc = ratio(2);
     s.seconds = std::chrono::duration<double>(
                     std::chrono::steady_clock::now() - start)
                     .count();
@@ -232,7 +259,7 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
     } else if (options.patience && ++sinceBest >= options.patience) {
       stop = true;
     }
-    if (!options.checkpointPath.empty()) {
+    if (!options.checkpointPath.empty() && options.writes) {
       Checkpoint ckpt = optimizer.save(epoch);
       ckpt.bestVal = bestVal;
       ckpt.sinceBest = sinceBest;

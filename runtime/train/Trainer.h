@@ -35,6 +35,12 @@ struct TrainOptions {
   /// How steps and evaluations run: the memory budget and its tiers,
   /// source intervals (ForwardOptions); the loss mask is the trainer's.
   ForwardOptions execution;
+  /// One part of a graph trained by several workers (Model::setDistribution):
+  /// the split's vertices are this part's owned local rows; accuracies are
+  /// counted over all parts. Only the worker with `writes` writes the log
+  /// and checkpoints (all of them read a checkpoint to resume).
+  Distribution *dist = nullptr;
+  bool writes = true;
 };
 
 /// Labels and the split for node classification.

@@ -24,11 +24,10 @@ int fail(llvm::Error e) {
   return 1;
 }
 
-/// Binds the dataset to the model's inputs by kind: its f32 vertex input
-/// takes the features (read by interval from `stream` when given, each row
-/// divided by its sum with `normalize`), its class input the labels.
-llvm::Error bindDataset(Model &model, Dataset &data, GraphFile *stream = nullptr,
-                        bool normalize = false) {
+} // namespace
+
+llvm::Error saga::bindDataset(Model &model, Dataset &data, GraphFile *stream,
+                              bool normalize) {
   // One features input (the usual case) takes the dataset's tensor rather
   // than a copy: on a large graph that is the largest array in memory.
   int featureInputs = 0;
@@ -79,6 +78,7 @@ llvm::Error bindDataset(Model &model, Dataset &data, GraphFile *stream = nullptr
   return llvm::Error::success();
 }
 
+namespace {
 /// A model compiled and bound to a dataset, ready to run or train.
 struct Session {
   std::unique_ptr<Model> model;

@@ -3,6 +3,8 @@
 #ifndef SAGA_TOOLS_SAGAC_COMMANDS_H
 #define SAGA_TOOLS_SAGAC_COMMANDS_H
 
+#include "runtime/graph/GraphFile.h"
+#include "runtime/graph/Loaders.h"
 #include "runtime/train/Trainer.h"
 
 #include <string>
@@ -34,7 +36,20 @@ struct RunOptions {
   bool printSchedule = false; // print the chunked schedule first
   bool kernelTraffic = false; // print the steps' compulsory bytes first
   std::string device = "auto"; // auto, cpu or cuda (runtime/exec/Device.h)
+  /// Full-graph training over MPI ranks (tools/sagac/DistributedTrain.cpp):
+  /// how the graph is cut (vertices, edges, roc, metis; empty: one process),
+  /// ROC's cost model file (roc: fitted weights; none: an unfitted prior),
+  /// and a partitioning file read when it exists, else written.
+  std::string partition;
+  std::string costModel;
+  std::string partitionFile;
 };
+
+/// Binds the dataset to the model's inputs by kind: its f32 vertex input
+/// takes the features (read by interval from `stream` when given, each row
+/// divided by its sum with `normalize`), its class input the labels.
+llvm::Error bindDataset(Model &model, Dataset &data,
+                        GraphFile *stream = nullptr, bool normalize = false);
 
 /// "512M", "4G", "1.5GiB", "1000000": bytes; -1 when it is not a size.
 int64_t parseSize(const std::string &text);
@@ -56,6 +71,11 @@ struct TrainCommandOptions {
 /// Trains the model on the dataset's training split, printing a line per
 /// epoch and the final test accuracy. Returns the process exit status.
 int runTrain(const TrainCommandOptions &options);
+
+/// `runTrain` as one MPI rank of a partitioned run (mpirun -np N sagac
+/// train ... --partition KIND): every rank trains the same model on its
+/// part; rank 0 prints, logs, checkpoints and saves the parameters.
+int runDistributedTrain(const TrainCommandOptions &options);
 
 /// Reads any dataset Saga reads and writes it as a graph file with a chunk
 /// index over `intervals` vertex intervals; prints what it wrote.

@@ -178,6 +178,23 @@ cl::opt<int64_t> intervals(
     "intervals",
     cl::desc("Vertex intervals of the 2-D chunk index (default 8)"),
     cl::init(8), cl::sub(convertCommand));
+cl::opt<std::string> partition(
+    "partition",
+    cl::desc("Train across MPI ranks (mpirun -np N sagac train ...), the "
+             "graph cut into N contiguous parts by: vertices, edges (equal "
+             "in-edges), roc (ROC's cost model), metis"),
+    cl::value_desc("vertices|edges|roc|metis"), cl::sub(trainCommand));
+cl::opt<std::string> costModelFile(
+    "cost-model",
+    cl::desc("With --partition roc: ROC's fitted cost model (default: one "
+             "unit per vertex and per in-edge)"),
+    cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<std::string> partitionFile(
+    "partition-file",
+    cl::desc("With --partition: reuse this saved partitioning when it "
+             "exists (its part count must be the rank count), else save the "
+             "cut there"),
+    cl::value_desc("file"), cl::sub(trainCommand));
 cl::opt<bool> quiet("quiet", cl::desc("No per-epoch progress lines"),
                     cl::init(false), cl::sub(trainCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
@@ -370,6 +387,23 @@ int main(int argc, char **argv) {
     options.train.resume = resume;
     options.saveParams = saveParams;
     options.quiet = quiet;
+    options.run.partition = partition;
+    options.run.costModel = costModelFile;
+    options.run.partitionFile = partitionFile;
+    if (!partition.empty()) {
+      if (partition != "vertices" && partition != "edges" &&
+          partition != "roc" && partition != "metis") {
+        llvm::errs() << "sagac: error: --partition: '" << partition
+                     << "' is not vertices, edges, roc or metis\n";
+        return 1;
+      }
+      return saga::runDistributedTrain(options);
+    }
+    if (!costModelFile.empty() || !partitionFile.empty()) {
+      llvm::errs() << "sagac: error: --cost-model and --partition-file need "
+                      "--partition\n";
+      return 1;
+    }
     return saga::runTrain(options);
   }
   if (convertCommand)

@@ -1,0 +1,70 @@
+//===- Distribution.h - one part of a graph trained across processes -*- C++ -*-===//
+//
+// What the executor needs to run a plan on one part of a partitioned graph
+// (runtime/distributed/GraphPart.h) as one of N workers that together
+// compute what one process computes on the whole graph:
+//
+//  - local rows [0, ownedRows) are the part's vertices, global ids rowBase
+//    and up (parts are contiguous ranges); rows [ownedRows, V) are its halo,
+//    the remote vertices its in-edges read, grouped by owner;
+//  - local edges are the in-edges of the owned rows, numbered by their
+//    position in the whole graph's destination-sorted CSR minus edgeBase;
+//  - kernels see global numbers (row rowBase + r, edge edgeBase + e), so
+//    dropout masks, keyed by vertex and edge, are the same for any N;
+//  - before a propagation or edge map reads a value at its sources, the
+//    halo rows of that value are fetched from their owners (gatherHalo);
+//    a reversed propagation's halo rows are partial sums that go back to
+//    their owners (scatterHalo); sums over rows (parameter gradients,
+//    losses) are summed over the parts (sum).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_DISTRIBUTED_DISTRIBUTION_H
+#define SAGA_RUNTIME_DISTRIBUTED_DISTRIBUTION_H
+
+#include "runtime/graph/Graph.h"
+
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace saga {
+
+class Distribution {
+public:
+  virtual ~Distribution() = default;
+
+  int64_t ownedRows = 0;
+  int64_t rowBase = 0;
+  int64_t edgeBase = 0;
+  /// Every local row's in-degree in the whole graph (`v.deg`).
+  std::vector<float> inDegrees;
+  /// Every local row's global id.
+  std::vector<int32_t> globalIds;
+  /// The local graph with global numbers: sources and targets + rowBase
+  /// (halo rows after the owned ones), edge ids + edgeBase. Kernels walk it.
+  const Graph *kernelView = nullptr;
+
+  /// The halo rows of `rows` (local rows x `width` floats) get their
+  /// owners' values.
+  virtual llvm::Error gatherHalo(float *rows, int64_t width) = 0;
+  /// The halo rows' values are added to their owners' rows (a reversed
+  /// propagation's partial sums); the halo rows are then stale.
+  virtual llvm::Error scatterHalo(float *rows, int64_t width) = 0;
+  /// Sums `values` over the parts, in place; every part gets the same sum
+  /// (added in part order, in double).
+  virtual llvm::Error sum(double *values, int64_t n) = 0;
+  llvm::Error sum(float *values, int64_t n) {
+    std::vector<double> d(values, values + n);
+    if (llvm::Error e = sum(d.data(), n))
+      return e;
+    for (int64_t i = 0; i < n; ++i)
+      values[i] = float(d[size_t(i)]);
+    return llvm::Error::success();
+  }
+};
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_DISTRIBUTED_DISTRIBUTION_H

@@ -1,0 +1,316 @@
+//===- DistributedTrain.cpp - `mpirun -np N sagac train --partition K` ----===//
+//
+// Full-graph training over MPI ranks. Every rank reads the graph's
+// structure (and, for now, the dataset file), rank 0 cuts it (or reads a
+// saved partitioning) and sends the cut to all; each rank then keeps its
+// part's rows of the features and labels (owned and halo) and drops the
+// rest, and trains the same model on its part (runtime/distributed/): halos
+// are exchanged before propagations, gradients summed over the ranks, so N
+// ranks train the model one process trains. Rank 0 prints, logs,
+// checkpoints and saves the parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Commands.h"
+
+#include "runtime/distributed/GraphPart.h"
+#include "runtime/distributed/MpiDistribution.h"
+#include "runtime/distributed/Partitioner.h"
+#include "runtime/graph/Reorder.h"
+#include "runtime/train/ParamsFile.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <mpi.h>
+
+#include <chrono>
+#include <unistd.h>
+
+using namespace saga;
+
+namespace {
+double since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+      .count();
+}
+
+/// The cut rank 0 makes (or reads), for the whole graph `g`.
+llvm::Expected<SavedPartitioning> cut(const RunOptions &o, const Graph &g,
+                                      int64_t ranks) {
+  if (!o.partitionFile.empty() && llvm::sys::fs::exists(o.partitionFile)) {
+    auto buffer = llvm::MemoryBuffer::getFile(o.partitionFile);
+    if (!buffer)
+      return llvm::createStringError("cannot read " + o.partitionFile + ": " +
+                                     buffer.getError().message());
+    auto saved = parsePartitioning((*buffer)->getBuffer().str(), o.partitionFile);
+    if (!saved)
+      return saved.takeError();
+    if (saved->parts.parts() != ranks)
+      return llvm::createStringError(
+          o.partitionFile + " cuts the graph into " +
+          std::to_string(saved->parts.parts()) + " parts, but " +
+          std::to_string(ranks) + (ranks == 1 ? " rank was" : " ranks were") +
+          " started: run with -np " +
+          std::to_string(saved->parts.parts()) +
+          " or remove the file to cut again");
+    if (saved->vertices != g.numVertices)
+      return llvm::createStringError(
+          o.partitionFile + " is for a graph of " +
+          std::to_string(saved->vertices) + " vertices; this one has " +
+          std::to_string(g.numVertices));
+    return saved;
+  }
+  SavedPartitioning s;
+  s.method = o.partition;
+  s.vertices = g.numVertices;
+  if (o.partition == "vertices") {
+    s.parts = partitionByVertices(g, ranks);
+  } else if (o.partition == "edges") {
+    s.parts = partitionByInEdges(g, ranks);
+  } else if (o.partition == "roc") {
+    CostModel model;
+    // Unfitted: every vertex and every in-edge cost one unit (a prior
+    // until a fitted model is given).
+    model.setWeights({1, 1, 0, 0, 0});
+    if (!o.costModel.empty()) {
+      auto buffer = llvm::MemoryBuffer::getFile(o.costModel);
+      if (!buffer)
+        return llvm::createStringError("cannot read " + o.costModel + ": " +
+                                       buffer.getError().message());
+      auto parsed = CostModel::parse((*buffer)->getBuffer().str());
+      if (!parsed)
+        return llvm::createStringError(o.costModel + ": " +
+                                       llvm::toString(parsed.takeError()));
+      model = std::move(*parsed);
+    }
+    s.parts = partitionByCost(g, ranks, model);
+  } else if (o.partition == "metis") {
+    auto p = partitionByMetis(g, ranks, s.order);
+    if (!p)
+      return p.takeError();
+    s.parts = std::move(*p);
+  } else {
+    return llvm::createStringError("--partition: '" + o.partition +
+                                   "' is not vertices, edges, roc or metis");
+  }
+  if (!o.partitionFile.empty()) {
+    std::error_code ec;
+    llvm::raw_fd_ostream out(o.partitionFile + ".tmp", ec);
+    if (ec)
+      return llvm::createStringError("cannot write " + o.partitionFile + ": " +
+                                     ec.message());
+    out << serializePartitioning(s);
+    out.close();
+    if (out.has_error() ||
+        llvm::sys::fs::rename(o.partitionFile + ".tmp", o.partitionFile))
+      return llvm::createStringError("cannot write " + o.partitionFile);
+  }
+  return s;
+}
+
+/// Sends rank 0's cut to every rank (an empty method: rank 0 failed).
+void broadcast(SavedPartitioning &s, MPI_Comm comm) {
+  int64_t sizes[3] = {int64_t(s.method.size()), int64_t(s.parts.bounds.size()),
+                      int64_t(s.order.newId.size())};
+  MPI_Bcast(sizes, 3, MPI_INT64_T, 0, comm);
+  s.method.resize(size_t(sizes[0]));
+  s.parts.bounds.resize(size_t(sizes[1]));
+  s.order.newId.resize(size_t(sizes[2]));
+  MPI_Bcast(s.method.data(), int(sizes[0]), MPI_CHAR, 0, comm);
+  MPI_Bcast(s.parts.bounds.data(), int(sizes[1]), MPI_INT32_T, 0, comm);
+  MPI_Bcast(s.order.newId.data(), int(sizes[2]), MPI_INT32_T, 0, comm);
+  s.order.oldId.assign(s.order.newId.size(), 0);
+  for (size_t v = 0; v < s.order.newId.size(); ++v)
+    s.order.oldId[size_t(s.order.newId[v])] = int32_t(v);
+}
+} // namespace
+
+int saga::runDistributedTrain(const TrainCommandOptions &options) {
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  // A rank that fails takes the others down (they would wait for it in
+  // the next exchange), after saying which rank and where.
+  auto fail = [&](llvm::Error e) -> int {
+    llvm::errs() << "sagac: error: rank " << rank << " of " << ranks << " ("
+                 << host << "): " << llvm::toString(std::move(e)) << "\n";
+    llvm::errs().flush();
+    MPI_Abort(comm, 1);
+    return 1;
+  };
+  const RunOptions &o = options.run;
+  // Only rank 0 talks; the others' output would repeat it N times.
+  llvm::raw_ostream &out = rank == 0 ? llvm::outs() : llvm::nulls();
+  CompileOptions co;
+  co.threads = o.threads;
+  co.optLevel = o.optLevel;
+  co.disabledPasses = o.disabledPasses;
+  co.training = true;
+  co.distributed = true;
+  auto compiled = Model::compileFile(o.model, co);
+  if (!compiled)
+    return fail(compiled.takeError());
+  Model &m = **compiled;
+  if (o.memoryBudget > 0)
+    return fail(llvm::createStringError(
+        "--partition trains in memory on each rank: no --memory-budget"));
+  if (o.device == "cuda")
+    return fail(llvm::createStringError(
+        "--partition trains on the CPU; --device cuda is not supported with "
+        "it yet"));
+
+  auto loaded = loadDataset(o.data);
+  if (!loaded)
+    return fail(loaded.takeError());
+  Dataset &d = *loaded;
+  if (o.reorder == RunOptions::Reorder::Degree ||
+      (o.reorder == RunOptions::Reorder::Auto &&
+       d.edges.numVertices >= kAutoReorderVertices))
+    relabel(d, degreeOrder(d.edges));
+  if (std::string why = Graph::sizeError(
+          d.edges.numVertices, int64_t(d.edges.src.size()), m.selfLoops());
+      !why.empty())
+    return fail(llvm::createStringError("graph " + d.name + ": " + why));
+  auto buildGraph = [&] {
+    return Graph::build(d.edges.numVertices, d.edges.src, d.edges.dst,
+                        m.selfLoops());
+  };
+  Graph g = buildGraph();
+
+  SavedPartitioning s;
+  auto cutStart = std::chrono::steady_clock::now();
+  if (rank == 0) {
+    auto made = cut(o, g, ranks);
+    if (!made)
+      return fail(made.takeError());
+    s = std::move(*made);
+  }
+  broadcast(s, comm);
+  if (!s.order.newId.empty()) { // METIS: its parts as contiguous ranges
+    relabel(d, s.order);
+    g = buildGraph();
+  }
+  d.edges = EdgeList();
+  double cutSeconds = since(cutStart);
+
+  GraphPart part = makeGraphPart(g, s.parts, rank);
+  // This rank's rows of the features and labels; the rest are dropped.
+  Dataset local;
+  local.name = d.name;
+  local.numClasses = d.numClasses;
+  local.features = part.localRowsOf(d.features);
+  d.features = Tensor();
+  if (o.rowNormalize)
+    rowNormalize(local.features);
+  for (int32_t v : part.globalIds)
+    local.labels.push_back(d.labels[size_t(v)]);
+  Split split{local.labels, part.ownedLocal(d.train), part.ownedLocal(d.val),
+              part.ownedLocal(d.test)};
+  // Halo and cut sizes of every part, for the report.
+  int64_t mine[4] = {part.owned(), int64_t(part.halo.size()),
+                     g.inOffsets[size_t(part.end)] -
+                         g.inOffsets[size_t(part.begin)],
+                     part.sentRows()};
+  std::vector<int64_t> every(size_t(4 * ranks));
+  MPI_Gather(mine, 4, MPI_INT64_T, every.data(), 4, MPI_INT64_T, 0, comm);
+  g = Graph();
+
+  out << llvm::format("graph %s: %d vertices; %d ranks, partition %s (cut in "
+                      "%.1f ms)\n",
+                      d.name.c_str(), int(s.parts.bounds.back()), ranks,
+                      s.method.c_str(), cutSeconds * 1e3);
+  for (int q = 0; q < ranks; ++q)
+    out << llvm::format("  rank %d: %lld vertices, %lld in-edges, halo %lld "
+                        "rows, sends %lld rows per exchange\n",
+                        q, (long long)every[size_t(4 * q)],
+                        (long long)every[size_t(4 * q + 2)],
+                        (long long)every[size_t(4 * q + 1)],
+                        (long long)every[size_t(4 * q + 3)]);
+
+  MpiDistribution dist(part, comm);
+  if (llvm::Error e = m.setGraph(part.local))
+    return fail(std::move(e));
+  if (llvm::Error e = m.setDistribution(&dist))
+    return fail(std::move(e));
+  if (llvm::Error e = bindDataset(m, local))
+    return fail(std::move(e));
+  if (!o.params.empty()) {
+    auto params = loadParamsFile(o.params);
+    if (!params)
+      return fail(params.takeError());
+    for (auto &[name, t] : *params)
+      if (llvm::Error e = m.setParam(name, std::move(t)))
+        return fail(std::move(e));
+  }
+  m.initParams(o.seed); // the same on every rank: the same seed
+
+  TrainOptions t = options.train;
+  t.dist = &dist;
+  t.writes = rank == 0;
+  out << llvm::format("training %u epochs, %s lr %g, seed %llu, on %d ranks\n",
+                      t.epochs,
+                      t.optimizer == TrainOptions::Adam ? "Adam" : "SGD",
+                      t.learningRate, (unsigned long long)t.seed, ranks);
+  ExchangeCounters last;
+  auto result = train(m, split, t, [&](const EpochStats &e) {
+    ExchangeCounters c = dist.counters();
+    if (!options.quiet)
+      out << llvm::format("epoch %4u/%u  loss %.4f  train %.4f  val %.4f  "
+                          "%.1f ms  (rank 0 sent %.1f KiB, %.1f ms in "
+                          "exchanges)\n",
+                          e.epoch, t.epochs, e.loss, e.trainAcc, e.valAcc,
+                          e.seconds * 1e3,
+                          double(c.gatherSent + c.scatterSent -
+                                 last.gatherSent - last.scatterSent) /
+                              1024,
+                          (c.seconds - last.seconds) * 1e3);
+    out.flush();
+    last = c;
+  });
+  if (!result)
+    return fail(result.takeError());
+  const EpochStats &f = result->final;
+  double total = 0;
+  for (const EpochStats &e : result->history)
+    total += e.seconds;
+  out << llvm::format("final (epoch %u): loss %.4f  train %.4f  val %.4f  test "
+                      "accuracy %.4f  (%.1f ms/epoch)\n",
+                      f.epoch, f.loss, f.trainAcc, f.valAcc, f.testAcc,
+                      result->history.empty()
+                          ? 0.0
+                          : total / double(result->history.size()) * 1e3);
+  // Every rank's exchanged bytes, per epoch (training steps and
+  // evaluations), for the report and the tests.
+  const ExchangeCounters &c = dist.counters();
+  double epochsRun = std::max<double>(1.0, double(result->history.size()));
+  int64_t bytes[4] = {c.gatherSent, c.gatherReceived, c.scatterSent,
+                      c.scatterReceived};
+  std::vector<int64_t> all(size_t(4 * ranks));
+  MPI_Gather(bytes, 4, MPI_INT64_T, all.data(), 4, MPI_INT64_T, 0, comm);
+  for (int q = 0; q < ranks; ++q)
+    out << llvm::format("exchanged per epoch by rank %d: halo rows %.0f bytes "
+                        "sent, %.0f received; partial sums %.0f sent, %.0f "
+                        "received\n",
+                        q, double(all[size_t(4 * q)]) / epochsRun,
+                        double(all[size_t(4 * q + 1)]) / epochsRun,
+                        double(all[size_t(4 * q + 2)]) / epochsRun,
+                        double(all[size_t(4 * q + 3)]) / epochsRun);
+  if (rank == 0 && !options.saveParams.empty()) {
+    NamedTensors params;
+    for (const ValueInfo &p : m.params())
+      params.emplace_back(p.name, *m.param(p.name));
+    if (llvm::Error e = saveParamsFile(options.saveParams, params))
+      return fail(std::move(e));
+  }
+  out.flush();
+  MPI_Finalize();
+  return 0;
+}
