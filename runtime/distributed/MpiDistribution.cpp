@@ -139,5 +139,6 @@ IsolatedDistribution::IsolatedDistribution(const GraphPart &part)
 llvm::Error IsolatedDistribution::gatherHalo(float *rows, int64_t width) {
   std::fill(rows + part.owned() * width, rows + part.localRows() * width,
             0.0f);
+  gathered += int64_t(part.halo.size()) * width * 4;
   return llvm::Error::success();
 }

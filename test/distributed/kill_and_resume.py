@@ -1,0 +1,149 @@
+"""Killing one rank stops the others, and --resume reproduces the run.
+
+Usage: kill_and_resume.py SAGAC MODEL DATA OUT_DIR [--epochs E] [--ranks N]
+       [--resume-ranks M]
+
+1. An uninterrupted run: mpirun -np N sagac train ... --partition vertices.
+2. The same run with a checkpoint; when its log shows some epochs, one
+   rank (not 0) is killed with SIGKILL. The job must end non-zero within
+   30 s, with a message naming the rank, and leave no sagac process behind.
+3. --resume from the checkpoint on M ranks (another N: the checkpoint holds
+   no partitioning) must end with the uninterrupted run's parameters
+   (relative difference < 1e-5, as in train_across_ranks.py).
+"""
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+p = argparse.ArgumentParser()
+p.add_argument("sagac")
+p.add_argument("model")
+p.add_argument("data")
+p.add_argument("out")
+p.add_argument("--epochs", type=int, default=300)
+p.add_argument("--ranks", type=int, default=3)
+p.add_argument("--resume-ranks", type=int, default=2)
+args = p.parse_args()
+os.makedirs(args.out, exist_ok=True)
+out = lambda name: os.path.join(args.out, name)
+
+
+def mpirun(n, extra):
+    return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n),
+            "--mca", "btl", "self,vader,tcp", "-x", "OPENBLAS_NUM_THREADS=1",
+            args.sagac, "train", args.model, "--data", args.data, "--epochs",
+            str(args.epochs), "--partition", "vertices", "--threads", "1",
+            "--quiet"] + extra
+
+
+def load(path):
+    params, cur, need = {}, None, 0
+    for line in open(path):
+        s = line.strip()
+        if not s or s.startswith("#"):
+            continue
+        if need == 0:
+            parts = s.split()
+            cur, need = parts[0], 1
+            for d in parts[1:]:
+                need *= int(d)
+            params[cur] = []
+            continue
+        vals = [float(v) for v in s.split()]
+        params[cur].extend(vals)
+        need -= len(vals)
+    return params
+
+
+def sagac_pids():
+    pids = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
+        except OSError:
+            continue
+        if cmd and cmd[0].endswith(b"sagac") and args.model.encode() in cmd:
+            pids.append(int(pid))
+    return pids
+
+
+def rank_of(pid):
+    env = open("/proc/%d/environ" % pid, "rb").read().split(b"\0")
+    for kv in env:
+        if kv.startswith(b"OMPI_COMM_WORLD_RANK="):
+            return int(kv.split(b"=")[1])
+    return -1
+
+
+# 1. Uninterrupted.
+r = subprocess.run(mpirun(args.ranks, ["--save-params", out("full.txt")]),
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+if r.returncode != 0:
+    sys.exit("the uninterrupted run failed:\n" + r.stdout)
+
+# 2. Killed mid-run.
+for f in ["run.ckpt", "run.jsonl"]:
+    if os.path.exists(out(f)):
+        os.remove(out(f))
+job = subprocess.Popen(mpirun(args.ranks, ["--checkpoint", out("run.ckpt"),
+                                           "--log", out("run.jsonl")]),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True)
+deadline = time.time() + 120
+while time.time() < deadline:
+    if os.path.exists(out("run.jsonl")) and \
+            sum(1 for _ in open(out("run.jsonl"))) >= 10:
+        break
+    if job.poll() is not None:
+        sys.exit("the run ended before it could be killed:\n" + job.stdout.read())
+    time.sleep(0.05)
+victims = [pid for pid in sagac_pids() if rank_of(pid) == 1]
+if not victims:
+    sys.exit("no rank 1 process to kill")
+os.kill(victims[0], signal.SIGKILL)
+killed = time.time()
+try:
+    text, _ = job.communicate(timeout=30)
+except subprocess.TimeoutExpired:
+    job.kill()
+    sys.exit("FAIL: the job was still running 30 s after rank 1 was killed")
+waited = time.time() - killed
+if job.returncode == 0:
+    sys.exit("FAIL: the job exited 0 after rank 1 was killed:\n" + text)
+if not re.search(r"rank 1\b", text):
+    sys.exit("FAIL: the message does not name rank 1:\n" + text)
+time.sleep(1)
+left = sagac_pids()
+if left:
+    sys.exit("FAIL: sagac processes left behind: %s" % left)
+epochs_done = sum(1 for _ in open(out("run.jsonl")))
+print("killed rank 1 after %d epochs: the job ended (status %d) in %.1f s, "
+      "naming it; no process left" % (epochs_done, job.returncode, waited))
+
+# 3. Resume on another rank count.
+r = subprocess.run(mpirun(args.resume_ranks,
+                          ["--checkpoint", out("run.ckpt"), "--resume",
+                           "--log", out("run.jsonl"),
+                           "--save-params", out("resumed.txt")]),
+                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+if r.returncode != 0:
+    sys.exit("FAIL: the resumed run failed:\n" + r.stdout)
+lines = sum(1 for _ in open(out("run.jsonl")))
+if lines != args.epochs:
+    sys.exit("FAIL: the resumed log has %d epochs, not %d" % (lines,
+                                                              args.epochs))
+a, b = load(out("full.txt")), load(out("resumed.txt"))
+worst = 0.0
+for name, x in a.items():
+    y = b[name]
+    norm = max(sum(v * v for v in x) ** 0.5, 1e-30)
+    worst = max(worst, sum((u - v) ** 2 for u, v in zip(x, y)) ** 0.5 / norm)
+print("resumed on %d ranks: largest relative difference from the "
+      "uninterrupted run %.2e" % (args.resume_ranks, worst))
+sys.exit(1 if worst > 1e-5 else 0)
