@@ -1,7 +1,7 @@
 //===- PartitionBench.cpp - ROC's partitioner on this machine -------------===//
 //
-//   saga-bench-partition [--scale 20] [--edge-factor 16] [--parts 4]
-//       [--samples 24] [--holdout 8] [--repeat 3] [--threads 1]
+//   saga-bench-partition [--scale 20] [--edge-factor 16] [--partitions 4]
+//       [--samples 24] [--holdout 8] [--repeats 3] [--part-threads 1]
 //       [--model bench/models/gcn64.saga] [--cost-model-out FILE]
 //
 // ROC's claim, measured: a partitioner driven by a learned cost model
@@ -51,15 +51,15 @@ cl::opt<int> scale("scale", cl::desc("R-MAT scale (2^scale vertices)"),
                    cl::init(20));
 cl::opt<int> edgeFactor("edge-factor", cl::desc("R-MAT edges per vertex"),
                         cl::init(16));
-cl::opt<int64_t> parts("parts", cl::desc("Partitions"), cl::init(4));
+cl::opt<int64_t> parts("partitions", cl::desc("Partitions"), cl::init(4));
 cl::opt<int> samples("samples", cl::desc("Timed ranges for the fit"),
                      cl::init(24));
 cl::opt<int> holdout("holdout",
                      cl::desc("Of the samples, held out of the fit"),
                      cl::init(8));
-cl::opt<int> repeat("repeat", cl::desc("Timed steps per part (median)"),
+cl::opt<int> repeat("repeats", cl::desc("Timed steps per part (median)"),
                     cl::init(3));
-cl::opt<unsigned> threads("threads", cl::desc("Threads per part"),
+cl::opt<unsigned> threads("part-threads", cl::desc("Threads per part"),
                           cl::init(1));
 cl::opt<std::string> modelPath("model", cl::desc("A .saga model"),
                                cl::init(SAGA_SOURCE_DIR
@@ -136,6 +136,7 @@ int main(int argc, char **argv) {
   if (!compiled)
     fail(llvm::toString(compiled.takeError()));
   b.model = std::move(*compiled);
+  b.model->initParams(0);
   int64_t classes = 0;
   for (const ValueInfo &in : b.model->inputs()) {
     if (in.domain != ValueInfo::Vertex)

@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from params import load, relative_difference, sagac_pids
+
 p = argparse.ArgumentParser()
 p.add_argument("sagac")
 p.add_argument("model")
@@ -38,39 +40,6 @@ def mpirun(n, extra):
             args.sagac, "train", args.model, "--data", args.data, "--epochs",
             str(args.epochs), "--partition", "vertices", "--threads", "1",
             "--quiet"] + extra
-
-
-def load(path):
-    params, cur, need = {}, None, 0
-    for line in open(path):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if need == 0:
-            parts = s.split()
-            cur, need = parts[0], 1
-            for d in parts[1:]:
-                need *= int(d)
-            params[cur] = []
-            continue
-        vals = [float(v) for v in s.split()]
-        params[cur].extend(vals)
-        need -= len(vals)
-    return params
-
-
-def sagac_pids():
-    pids = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
-        except OSError:
-            continue
-        if cmd and cmd[0].endswith(b"sagac") and args.model.encode() in cmd:
-            pids.append(int(pid))
-    return pids
 
 
 def rank_of(pid):
@@ -103,7 +72,7 @@ while time.time() < deadline:
     if job.poll() is not None:
         sys.exit("the run ended before it could be killed:\n" + job.stdout.read())
     time.sleep(0.05)
-victims = [pid for pid in sagac_pids() if rank_of(pid) == 1]
+victims = [pid for pid in sagac_pids(args.sagac) if rank_of(pid) == 1]
 if not victims:
     sys.exit("no rank 1 process to kill")
 os.kill(victims[0], signal.SIGKILL)
@@ -119,7 +88,7 @@ if job.returncode == 0:
 if not re.search(r"rank 1\b", text):
     sys.exit("FAIL: the message does not name rank 1:\n" + text)
 time.sleep(1)
-left = sagac_pids()
+left = sagac_pids(args.sagac)
 if left:
     sys.exit("FAIL: sagac processes left behind: %s" % left)
 epochs_done = sum(1 for _ in open(out("run.jsonl")))
@@ -139,11 +108,7 @@ if lines != args.epochs:
     sys.exit("FAIL: the resumed log has %d epochs, not %d" % (lines,
                                                               args.epochs))
 a, b = load(out("full.txt")), load(out("resumed.txt"))
-worst = 0.0
-for name, x in a.items():
-    y = b[name]
-    norm = max(sum(v * v for v in x) ** 0.5, 1e-30)
-    worst = max(worst, sum((u - v) ** 2 for u, v in zip(x, y)) ** 0.5 / norm)
+worst = max(d for d, _ in relative_difference(a, b).values())
 print("resumed on %d ranks: largest relative difference from the "
       "uninterrupted run %.2e" % (args.resume_ranks, worst))
 sys.exit(1 if worst > 1e-5 else 0)

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+from params import load, relative_difference, sagac_pids
+
 p = argparse.ArgumentParser()
 p.add_argument("sagac")
 p.add_argument("model")
@@ -45,38 +47,6 @@ def train(epochs, extra, np=None, **kw):
            "train", model, "--data", data, "--epochs", str(epochs),
            "--partition", "edges", "--threads", "1", "--quiet"] + extra
     return cmd
-
-
-def load(path):
-    params, cur, need = {}, None, 0
-    for line in open(path):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if need == 0:
-            parts = s.split()
-            cur, need = parts[0], 1
-            for d in parts[1:]:
-                need *= int(d)
-            params[cur] = []
-            continue
-        vals = [float(v) for v in s.split()]
-        params[cur].extend(vals)
-        need -= len(vals)
-    return params
-
-
-def leftovers():
-    found = []
-    for pid in os.listdir("/proc"):
-        if pid.isdigit():
-            try:
-                cmd = open("/proc/%s/cmdline" % pid, "rb").read()
-            except OSError:
-                continue
-            if cmd.startswith(sagac.encode()):
-                found.append(int(pid))
-    return found
 
 
 up = hosts("up", str(args.hosts), args.rate)
@@ -110,12 +80,7 @@ try:
             print("  " + line)
     a = load(os.path.join(args.out, "one.txt"))
     b = load(os.path.join(args.out, "hosts.txt"))
-    worst = 0.0
-    for name, x in a.items():
-        y = b[name]
-        norm = max(sum(v * v for v in x) ** 0.5, 1e-30)
-        worst = max(worst, sum((u - v) ** 2 for u, v in zip(x, y)) ** 0.5 /
-                    norm)
+    worst = max(d for d, _ in relative_difference(a, b).values())
     print("parameters: largest relative difference from 1 rank %.2e" % worst)
     failed |= worst > 1e-5
 
@@ -154,7 +119,7 @@ try:
 finally:
     hosts("down")
 time.sleep(1)
-left = leftovers()
+left = sagac_pids(sagac)
 if left:
     print("FAIL: sagac processes left behind: %s" % left)
     failed = True

@@ -20,6 +20,8 @@ import subprocess
 import sys
 import time
 
+from params import load, relative_difference
+
 p = argparse.ArgumentParser()
 p.add_argument("sagac")
 p.add_argument("model")
@@ -44,28 +46,6 @@ if args.random_graph:
         os.path.abspath(__file__)), "random_planetoid.py"), data] +
         args.random_graph.split(","), check=True)
     args.data = data
-
-
-def load(path):
-    """name -> list of floats (the ParamsFile format: a header line with the
-    name and shape, then the numbers)."""
-    out, cur, need = {}, None, 0
-    for line in open(path):
-        s = line.strip()
-        if not s or s.startswith("#"):
-            continue
-        if need == 0:
-            parts = s.split()
-            cur, dims = parts[0], [int(d) for d in parts[1:]]
-            need = 1
-            for d in dims:
-                need *= d
-            out[cur] = []
-            continue
-        vals = [float(v) for v in s.split()]
-        out[cur].extend(vals)
-        need -= len(vals)
-    return out
 
 
 def run(n, part):
@@ -123,18 +103,11 @@ for part in args.partitions.split(","):
             print("%-8s N=%d: reference (%.1f s)" % (part, n, seconds))
             continue
         worst = worst_element = 0.0
-        for name, a in ref.items():
-            b = params.get(name)
-            if b is None or len(b) != len(a):
-                sys.exit("%s N=%d: parameter %s missing or resized" %
-                         (part, n, name))
-            # Relative difference of the tensor: ||a - b|| / ||a||; and, to
-            # report, the largest element's difference over the largest
-            # magnitude.
-            norm = max(sum(v * v for v in a) ** 0.5, 1e-30)
-            d = sum((x - y) ** 2 for x, y in zip(a, b)) ** 0.5 / norm
-            e = max(abs(x - y) for x, y in zip(a, b)) / max(
-                max(abs(v) for v in a), 1e-30)
+        try:
+            diffs = relative_difference(ref, params)
+        except (KeyError, ValueError) as e:
+            sys.exit("%s N=%d: parameter missing or resized: %s" % (part, n, e))
+        for name, (d, e) in diffs.items():
             worst = max(worst, d)
             worst_element = max(worst_element, e)
             if d > args.rtol:

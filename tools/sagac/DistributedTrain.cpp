@@ -193,13 +193,13 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
       return fail(made.takeError());
     s = std::move(*made);
   }
+  double cutSeconds = since(cutStart); // rank 0's; before waiting for all
   broadcast(s, comm);
   if (!s.order.newId.empty()) { // METIS: its parts as contiguous ranges
     relabel(d, s.order);
     g = buildGraph();
   }
   d.edges = EdgeList();
-  double cutSeconds = since(cutStart);
 
   GraphPart part = makeGraphPart(g, s.parts, rank);
   // This rank's rows of the features and labels; the rest are dropped.

@@ -1,0 +1,43 @@
+#!/bin/sh
+# Full-graph training across 4 hosts (network namespaces, bench/netns/) with
+# shaped links, against one process, per partitioner: GCN
+# (bench/models/gcn64.saga) on R-MAT scale 20 (a Saga graph file with 64
+# random features and 16 classes), EPOCHS epochs each; prints every run's
+# epoch time and the bytes each rank exchanged per epoch.
+#
+#   bench/distributed.sh [WORKDIR]   (default /work/dist; RATE=1gbit,
+#                                     SCALE=20, EPOCHS=3, HOSTS=4)
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+work=${1:-/work/dist}
+scale=${SCALE:-20}
+rate=${RATE:-1gbit}
+epochs=${EPOCHS:-3}
+hosts=${HOSTS:-4}
+bin=$here/build/bin
+file=$work/rmat$scale-f64.sgf
+mkdir -p "$work"
+echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
+if [ ! -f "$file" ]; then
+  "$bin/saga-bench-suite" sgf --scale "$scale" --edge-factor 16 \
+    --features 64 --classes 16 --intervals 4 --out "$file" | grep -v '^progress'
+fi
+cost=$here/bench/results/rmat$scale-gcn64.cost
+train() {
+  echo "$@" | sed "s|$here/||g; s|$work/||g"
+  "$@" --data "$file" --epochs "$epochs" --threads 1 --quiet 2>&1 |
+    grep -E '^(graph|  rank|final|exchanged)'
+}
+export SAGA_NETNS_STATE=$work/netns
+trap '"$here/bench/netns/hosts.sh" down' EXIT
+"$here/bench/netns/hosts.sh" up "$hosts" "$rate"
+for p in vertices edges roc metis; do
+  extra=""
+  [ "$p" = roc ] && [ -f "$cost" ] && extra="--cost-model $cost"
+  echo "## $p: one process"
+  OPENBLAS_NUM_THREADS=1 train mpirun --allow-run-as-root -np 1 "$bin/sagac" train \
+    "$here/bench/models/gcn64.saga" --partition "$p" $extra
+  echo "## $p: $hosts hosts at $rate"
+  train "$here/bench/netns/run.sh" "$hosts" "$bin/sagac" train \
+    "$here/bench/models/gcn64.saga" --partition "$p" $extra
+done
