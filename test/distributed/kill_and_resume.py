@@ -36,7 +36,8 @@ out = lambda name: os.path.join(args.out, name)
 
 def mpirun(n, extra):
     return ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n),
-            "--mca", "btl", "self,vader,tcp", "-x", "OPENBLAS_NUM_THREADS=1",
+            "--mca", "btl", "self,vader,tcp",
+           "--mca", "btl_vader_single_copy_mechanism", "none", "-x", "OPENBLAS_NUM_THREADS=1",
             args.sagac, "train", args.model, "--data", args.data, "--epochs",
             str(args.epochs), "--partition", "vertices", "--threads", "1",
             "--quiet"] + extra

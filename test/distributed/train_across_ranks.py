@@ -51,7 +51,8 @@ if args.random_graph:
 def run(n, part):
     params = os.path.join(args.out, "params-%s-%d.txt" % (part, n))
     cmd = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(n),
-           "--mca", "btl", "self,vader,tcp", "-x", "OPENBLAS_NUM_THREADS=1",
+           "--mca", "btl", "self,vader,tcp",
+           "--mca", "btl_vader_single_copy_mechanism", "none", "-x", "OPENBLAS_NUM_THREADS=1",
            args.sagac, "train", args.model, "--data", args.data, "--epochs",
            str(args.epochs), "--partition", part, "--threads", "1",
            "--save-params", params, "--quiet"]
