@@ -461,7 +461,7 @@ llvm::Expected<std::vector<char>> GraphFile::readSection(uint32_t kind) {
   return bytes;
 }
 
-llvm::Expected<Dataset> GraphFile::readAll() {
+llvm::Expected<Dataset> GraphFile::readAll(bool features) {
   Dataset d;
   d.name = info_.name;
   const int64_t v = info_.numVertices, e = info_.numEdges, f = info_.numFeatures;
@@ -502,6 +502,11 @@ llvm::Expected<Dataset> GraphFile::readAll() {
     auto bytes = readSection(kind);
     if (!bytes)
       return bytes.takeError();
+  }
+  if (!features) {
+    if (llvm::Error e = readLabels(d))
+      return std::move(e);
+    return d;
   }
   d.features = Tensor::uninitialized({v, f});
   if (f > 0) {
@@ -776,6 +781,40 @@ llvm::Expected<Tensor> GraphFile::readFeatures(int64_t j) {
   if (crcOf(t.data(), bytes) != featureCrcs[size_t(j)])
     return corrupt(what, offset, "checksum mismatch: the rows are corrupt");
   return t;
+}
+
+llvm::Expected<Tensor>
+GraphFile::readFeatureRowsOf(const std::vector<int32_t> &rows,
+                             int64_t *intervalsRead) {
+  const int64_t f = info_.numFeatures;
+  Tensor out = Tensor::uninitialized({int64_t(rows.size()), f});
+  // The rows each interval holds, by their place in `rows`.
+  std::vector<std::vector<size_t>> byInterval(size_t(info_.intervals));
+  for (size_t k = 0; k < rows.size(); ++k) {
+    int32_t v = rows[k];
+    if (v < 0 || v >= info_.numVertices)
+      return llvm::createStringError(path + ": no vertex " + std::to_string(v));
+    size_t j = size_t(std::upper_bound(bounds_.begin(), bounds_.end(), v) -
+                      bounds_.begin() - 1);
+    byInterval[j].push_back(k);
+  }
+  int64_t read = 0;
+  for (size_t j = 0; j < byInterval.size(); ++j) {
+    if (byInterval[j].empty())
+      continue;
+    auto interval = readFeatures(int64_t(j));
+    if (!interval)
+      return interval.takeError();
+    ++read;
+    const int32_t lo = bounds_[j];
+    for (size_t k : byInterval[j])
+      std::memcpy(out.f32() + int64_t(k) * f,
+                  interval->f32() + int64_t(rows[k] - lo) * f,
+                  size_t(f) * sizeof(float));
+  }
+  if (intervalsRead)
+    *intervalsRead = read;
+  return out;
 }
 
 llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {

@@ -85,8 +85,15 @@ public:
   const std::vector<int32_t> &bounds() const { return bounds_; }
 
   /// The whole dataset (edges in id order), every section's checksum
-  /// verified.
-  llvm::Expected<Dataset> readAll();
+  /// verified; without `features`, the features are left empty (and not
+  /// read).
+  llvm::Expected<Dataset> readAll(bool features = true);
+  /// Feature rows `rows` (file vertex ids), in that order: the intervals
+  /// that hold them are read one at a time, each checksummed, and only
+  /// those rows kept (a part of a partitioned run never holds the whole
+  /// matrix). `intervalsRead` gets how many intervals were read.
+  llvm::Expected<Tensor> readFeatureRowsOf(const std::vector<int32_t> &rows,
+                                           int64_t *intervalsRead = nullptr);
   /// Chunk (i, j): the edges from interval i into interval j, in one read.
   llvm::Expected<std::vector<ChunkEdge>> readChunk(int64_t i, int64_t j);
   /// Interval j's feature rows, [rows, numFeatures], in one read.

@@ -77,7 +77,8 @@ Tensor saga::unpermuteRows(const Tensor &rows, const VertexOrder &order) {
 
 void saga::relabel(Dataset &data, const VertexOrder &order) {
   relabel(data.edges, order);
-  data.features = permuteRows(data.features, order);
+  if (data.features.rows() > 0) // left unread: nothing to permute
+    data.features = permuteRows(data.features, order);
   std::vector<int32_t> labels(data.labels.size());
   for (size_t v = 0; v < labels.size(); ++v)
     labels[size_t(order.newId[v])] = data.labels[v];

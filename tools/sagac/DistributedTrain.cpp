@@ -1,10 +1,11 @@
 //===- DistributedTrain.cpp - `mpirun -np N sagac train --partition K` ----===//
 //
 // Full-graph training over MPI ranks. Every rank reads the graph's
-// structure (and, for now, the dataset file), rank 0 cuts it (or reads a
-// saved partitioning) and sends the cut to all; each rank then keeps its
-// part's rows of the features and labels (owned and halo) and drops the
-// rest, and trains the same model on its part (runtime/distributed/): halos
+// structure, rank 0 cuts it (or reads a saved partitioning) and sends the
+// cut to all; each rank then holds only its part's rows of the features
+// (owned and halo: from a graph file it reads just the intervals holding
+// them, one at a time; a Planetoid folder is read whole and the rest
+// dropped), and trains the same model on its part (runtime/distributed/): halos
 // are exchanged before propagations, gradients summed over the ranks, so N
 // ranks train the model one process trains. Rank 0 prints, logs,
 // checkpoints and saves the parameters.
@@ -16,6 +17,7 @@
 #include "runtime/distributed/GraphPart.h"
 #include "runtime/distributed/MpiDistribution.h"
 #include "runtime/distributed/Partitioner.h"
+#include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Reorder.h"
 #include "runtime/train/ParamsFile.h"
 
@@ -167,14 +169,40 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
         "--partition trains on the CPU; --device cuda is not supported with "
         "it yet"));
 
-  auto loaded = loadDataset(o.data);
-  if (!loaded)
-    return fail(loaded.takeError());
-  Dataset &d = *loaded;
+  // A graph file is read without its features: each rank reads only the
+  // rows of its part, below. fileId[v] is vertex v's id in the file
+  // through the relabellings.
+  std::unique_ptr<GraphFile> file;
+  Dataset d;
+  if (isGraphFile(o.data)) {
+    auto opened = GraphFile::open(o.data);
+    if (!opened)
+      return fail(opened.takeError());
+    file = std::move(*opened);
+    auto structure = file->readAll(/*features=*/false);
+    if (!structure)
+      return fail(structure.takeError());
+    d = std::move(*structure);
+  } else {
+    auto loaded = loadDataset(o.data);
+    if (!loaded)
+      return fail(loaded.takeError());
+    d = std::move(*loaded);
+  }
+  std::vector<int32_t> fileId(size_t(d.edges.numVertices));
+  for (size_t v = 0; v < fileId.size(); ++v)
+    fileId[v] = int32_t(v);
+  auto relabelAll = [&](const VertexOrder &order) {
+    relabel(d, order);
+    std::vector<int32_t> next(fileId.size());
+    for (size_t v = 0; v < fileId.size(); ++v)
+      next[size_t(order.newId[v])] = fileId[v];
+    fileId = std::move(next);
+  };
   if (o.reorder == RunOptions::Reorder::Degree ||
       (o.reorder == RunOptions::Reorder::Auto &&
        d.edges.numVertices >= kAutoReorderVertices))
-    relabel(d, degreeOrder(d.edges));
+    relabelAll(degreeOrder(d.edges));
   if (std::string why = Graph::sizeError(
           d.edges.numVertices, int64_t(d.edges.src.size()), m.selfLoops());
       !why.empty())
@@ -196,7 +224,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   double cutSeconds = since(cutStart); // rank 0's; before waiting for all
   broadcast(s, comm);
   if (!s.order.newId.empty()) { // METIS: its parts as contiguous ranges
-    relabel(d, s.order);
+    relabelAll(s.order);
     g = buildGraph();
   }
   d.edges = EdgeList();
@@ -206,7 +234,18 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   Dataset local;
   local.name = d.name;
   local.numClasses = d.numClasses;
-  local.features = part.localRowsOf(d.features);
+  int64_t intervalsRead = 0;
+  if (file) {
+    std::vector<int32_t> rows;
+    for (int32_t v : part.globalIds)
+      rows.push_back(fileId[size_t(v)]);
+    auto features = file->readFeatureRowsOf(rows, &intervalsRead);
+    if (!features)
+      return fail(features.takeError());
+    local.features = std::move(*features);
+  } else {
+    local.features = part.localRowsOf(d.features);
+  }
   d.features = Tensor();
   if (o.rowNormalize)
     rowNormalize(local.features);
@@ -215,25 +254,32 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   Split split{local.labels, part.ownedLocal(d.train), part.ownedLocal(d.val),
               part.ownedLocal(d.test)};
   // Halo and cut sizes of every part, for the report.
-  int64_t mine[4] = {part.owned(), int64_t(part.halo.size()),
+  int64_t mine[5] = {part.owned(), int64_t(part.halo.size()),
                      g.inOffsets[size_t(part.end)] -
                          g.inOffsets[size_t(part.begin)],
-                     part.sentRows()};
-  std::vector<int64_t> every(size_t(4 * ranks));
-  MPI_Gather(mine, 4, MPI_INT64_T, every.data(), 4, MPI_INT64_T, 0, comm);
+                     part.sentRows(), intervalsRead};
+  std::vector<int64_t> every(size_t(5 * ranks));
+  MPI_Gather(mine, 5, MPI_INT64_T, every.data(), 5, MPI_INT64_T, 0, comm);
   g = Graph();
 
   out << llvm::format("graph %s: %d vertices; %d ranks, partition %s (cut in "
                       "%.1f ms)\n",
                       d.name.c_str(), int(s.parts.bounds.back()), ranks,
                       s.method.c_str(), cutSeconds * 1e3);
-  for (int q = 0; q < ranks; ++q)
+  for (int q = 0; q < ranks; ++q) {
     out << llvm::format("  rank %d: %lld vertices, %lld in-edges, halo %lld "
-                        "rows, sends %lld rows per exchange\n",
-                        q, (long long)every[size_t(4 * q)],
-                        (long long)every[size_t(4 * q + 2)],
-                        (long long)every[size_t(4 * q + 1)],
-                        (long long)every[size_t(4 * q + 3)]);
+                        "rows, sends %lld rows per exchange",
+                        q, (long long)every[size_t(5 * q)],
+                        (long long)every[size_t(5 * q + 2)],
+                        (long long)every[size_t(5 * q + 1)],
+                        (long long)every[size_t(5 * q + 3)]);
+    if (file)
+      out << llvm::format("; read its feature rows from %lld of %lld "
+                          "intervals",
+                          (long long)every[size_t(5 * q + 4)],
+                          (long long)file->info().intervals);
+    out << "\n";
+  }
 
   MpiDistribution dist(part, comm);
   if (llvm::Error e = m.setGraph(part.local))
