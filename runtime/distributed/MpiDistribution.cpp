@@ -51,7 +51,10 @@ MpiDistribution::~MpiDistribution() {
     MPI_Type_free(&type);
 }
 
-MPI_Datatype MpiDistribution::rowType(int64_t width) {
+llvm::Expected<MPI_Datatype> MpiDistribution::rowType(int64_t width) {
+  if (width <= 0 || width > INT_MAX)
+    return llvm::createStringError("a halo row of " + std::to_string(width) +
+                                   " floats cannot be exchanged");
   auto it = rowTypes.find(width);
   if (it != rowTypes.end())
     return it->second;
@@ -63,9 +66,9 @@ MPI_Datatype MpiDistribution::rowType(int64_t width) {
 }
 
 llvm::Error MpiDistribution::gatherHalo(float *rows, int64_t width) {
-  if (width <= 0 || width > INT_MAX)
-    return llvm::createStringError("a halo row of " + std::to_string(width) +
-                                   " floats cannot be exchanged");
+  auto type = rowType(width);
+  if (!type)
+    return type.takeError();
   Timer t{counters_.seconds};
   const int64_t sent = part.sentRows();
   buffer.resize(size_t(sent * width));
@@ -75,10 +78,9 @@ llvm::Error MpiDistribution::gatherHalo(float *rows, int64_t width) {
       std::memcpy(to, rows + int64_t(r) * width, size_t(width) * 4);
       to += width;
     }
-  MPI_Datatype type = rowType(width);
-  MPI_Alltoallv(buffer.data(), sendCounts.data(), sendDispls.data(), type,
+  MPI_Alltoallv(buffer.data(), sendCounts.data(), sendDispls.data(), *type,
                 rows + part.owned() * width, haloCounts.data(),
-                haloDispls.data(), type, comm);
+                haloDispls.data(), *type, comm);
   ++counters_.gathers;
   counters_.gatherSent += sent * width * 4;
   counters_.gatherReceived += int64_t(part.halo.size()) * width * 4;
@@ -86,16 +88,15 @@ llvm::Error MpiDistribution::gatherHalo(float *rows, int64_t width) {
 }
 
 llvm::Error MpiDistribution::scatterHalo(float *rows, int64_t width) {
-  if (width <= 0 || width > INT_MAX)
-    return llvm::createStringError("a halo row of " + std::to_string(width) +
-                                   " floats cannot be exchanged");
+  auto type = rowType(width);
+  if (!type)
+    return type.takeError();
   Timer t{counters_.seconds};
   const int64_t received = part.sentRows();
   buffer.resize(size_t(received * width));
-  MPI_Datatype type = rowType(width);
   MPI_Alltoallv(rows + part.owned() * width, haloCounts.data(),
-                haloDispls.data(), type, buffer.data(), sendCounts.data(),
-                sendDispls.data(), type, comm);
+                haloDispls.data(), *type, buffer.data(), sendCounts.data(),
+                sendDispls.data(), *type, comm);
   // Added in peer order: the same order on every run.
   const float *from = buffer.data();
   for (const auto &list : part.sendRows)

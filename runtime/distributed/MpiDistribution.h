@@ -49,7 +49,8 @@ public:
   void resetCounters() { counters_ = {}; }
 
 private:
-  MPI_Datatype rowType(int64_t width);
+  /// A row of `width` floats as one MPI datatype (counts are rows).
+  llvm::Expected<MPI_Datatype> rowType(int64_t width);
   const GraphPart &part;
   MPI_Comm comm;
   std::map<int64_t, MPI_Datatype> rowTypes;
