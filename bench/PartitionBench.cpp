@@ -27,7 +27,7 @@
 
 #include "runtime/Model.h"
 #include "runtime/distributed/GraphPart.h"
-#include "runtime/distributed/MpiDistribution.h"
+#include "runtime/distributed/IsolatedDistribution.h"
 #include "runtime/distributed/Partitioner.h"
 #include "runtime/graph/Reorder.h"
 #include "runtime/graph/Synthetic.h"

@@ -22,7 +22,7 @@
 #ifndef SAGA_RUNTIME_DISTRIBUTED_DISTRIBUTION_H
 #define SAGA_RUNTIME_DISTRIBUTED_DISTRIBUTION_H
 
-#include "runtime/graph/Graph.h"
+#include "runtime/distributed/GraphPart.h"
 
 #include "llvm/Support/Error.h"
 
@@ -33,18 +33,13 @@ namespace saga {
 
 class Distribution {
 public:
+  explicit Distribution(const GraphPart &part) : part(part) {}
   virtual ~Distribution() = default;
 
-  int64_t ownedRows = 0;
-  int64_t rowBase = 0;
-  int64_t edgeBase = 0;
-  /// Every local row's in-degree in the whole graph (`v.deg`).
-  std::vector<float> inDegrees;
-  /// Every local row's global id.
-  std::vector<int32_t> globalIds;
-  /// The local graph with global numbers: sources and targets + rowBase
-  /// (halo rows after the owned ones), edge ids + edgeBase. Kernels walk it.
-  const Graph *kernelView = nullptr;
+  /// The part this worker runs: its owned rows (global ids part.begin and
+  /// up), halo, whole-graph degrees and ids, and the kernels' view of its
+  /// CSR in global numbers. Outlives the Distribution.
+  const GraphPart &part;
 
   /// The halo rows of `rows` (local rows x `width` floats) get their
   /// owners' values.

@@ -10,15 +10,6 @@
 using namespace saga;
 
 namespace {
-void describePart(Distribution &d, const GraphPart &part) {
-  d.ownedRows = part.owned();
-  d.rowBase = part.begin;
-  d.edgeBase = part.edgeBase;
-  d.inDegrees = part.inDegrees;
-  d.globalIds = part.globalIds;
-  d.kernelView = &part.kernelView;
-}
-
 struct Timer {
   double &total;
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
@@ -31,8 +22,7 @@ struct Timer {
 } // namespace
 
 MpiDistribution::MpiDistribution(const GraphPart &part, MPI_Comm comm)
-    : part(part), comm(comm) {
-  describePart(*this, part);
+    : Distribution(part), comm(comm) {
   for (int64_t q = 0; q < part.parts; ++q) {
     haloDispls.push_back(int(part.haloFrom[size_t(q)]));
     haloCounts.push_back(
@@ -129,17 +119,5 @@ llvm::Error MpiDistribution::sum(double *values, int64_t n) {
     values[i] = s;
   }
   ++counters_.sums;
-  return llvm::Error::success();
-}
-
-IsolatedDistribution::IsolatedDistribution(const GraphPart &part)
-    : part(part) {
-  describePart(*this, part);
-}
-
-llvm::Error IsolatedDistribution::gatherHalo(float *rows, int64_t width) {
-  std::fill(rows + part.owned() * width, rows + part.localRows() * width,
-            0.0f);
-  gathered += int64_t(part.halo.size()) * width * 4;
   return llvm::Error::success();
 }

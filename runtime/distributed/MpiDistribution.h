@@ -16,7 +16,6 @@
 #define SAGA_RUNTIME_DISTRIBUTED_MPIDISTRIBUTION_H
 
 #include "runtime/distributed/Distribution.h"
-#include "runtime/distributed/GraphPart.h"
 
 #include <mpi.h>
 
@@ -51,35 +50,11 @@ public:
 private:
   /// A row of `width` floats as one MPI datatype (counts are rows).
   llvm::Expected<MPI_Datatype> rowType(int64_t width);
-  const GraphPart &part;
   MPI_Comm comm;
   std::map<int64_t, MPI_Datatype> rowTypes;
   std::vector<int> haloCounts, haloDispls, sendCounts, sendDispls;
   std::vector<float> buffer;
   ExchangeCounters counters_;
-};
-
-/// The Distribution of a part timed alone (no peers): halo rows are zeros,
-/// nothing is sent, sums are this part's. For measuring per-part step
-/// times (the cost model's samples) in one process; counts the bytes the
-/// part's halo exchanges would receive and send back.
-class IsolatedDistribution : public Distribution {
-public:
-  explicit IsolatedDistribution(const GraphPart &part);
-  llvm::Error gatherHalo(float *rows, int64_t width) override;
-  llvm::Error scatterHalo(float *, int64_t width) override {
-    scattered += int64_t(part.halo.size()) * width * 4;
-    return llvm::Error::success();
-  }
-  using Distribution::sum;
-  llvm::Error sum(double *, int64_t) override { return llvm::Error::success(); }
-  int64_t gatheredBytes() const { return gathered; }
-  int64_t scatteredBytes() const { return scattered; }
-  void resetCounters() { gathered = scattered = 0; }
-
-private:
-  const GraphPart &part;
-  int64_t gathered = 0, scattered = 0;
 };
 
 } // namespace saga

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <vector>
 
@@ -46,6 +47,18 @@ struct FlatMemRef {
 
 inline FlatMemRef flat(void *data, int64_t size) {
   return {data, data, 0, size, 1};
+}
+
+/// A view of `size` elements of `elementBytes` at `data` in which element
+/// `first` is data[0]: the base moved back by `first` elements (integer
+/// arithmetic: the base lies before the allocation, and only indices from
+/// `first` on are used through it). A part of a partitioned graph indexes
+/// its rows and edges by their global numbers this way.
+inline FlatMemRef flatFrom(const void *data, int64_t size, int64_t first,
+                           size_t elementBytes) {
+  void *base = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(data) -
+                                        uintptr_t(first) * elementBytes);
+  return flat(base, size + first);
 }
 
 /// The first error of concurrent tasks (the rest are dropped).

@@ -126,14 +126,9 @@ FlatMemRef Run::kernelBuffer(void *data, int64_t size, Type type) const {
     return flat(data, size);
   int64_t rows = rowsOf(type);
   int64_t rowSize = rows ? size / rows : 0;
-  int64_t shift =
-      (domain.isEdgeDomain() ? ctx.dist->edgeBase : ctx.dist->rowBase) *
-      rowSize;
-  // Integer arithmetic: the view starts before the allocation, and only
-  // rows of this part are ever read or written through it.
-  void *base = reinterpret_cast<void *>(reinterpret_cast<uintptr_t>(data) -
-                                        uintptr_t(shift) * 4);
-  return flat(base, size + shift);
+  int64_t firstRow =
+      domain.isEdgeDomain() ? ctx.dist->part.edgeBase : ctx.dist->part.begin;
+  return flatFrom(data, size, firstRow * rowSize, 4);
 }
 
 llvm::Error Run::refreshHalo(Value v) {
@@ -173,14 +168,11 @@ llvm::Error Run::launch(LaunchOp op) {
   bool overEdges = op.getPropagate() || op.getEdgeMap();
   // A part of a partitioned graph: kernels walk its CSR with global
   // numbers, offsets indexed from the part's first global row.
-  const Graph &g = ctx.dist ? *ctx.dist->kernelView : *ctx.graph;
-  const int64_t rowBase = ctx.dist ? ctx.dist->rowBase : 0;
+  const Graph &g = ctx.dist ? ctx.dist->part.kernelView : *ctx.graph;
+  const int64_t rowBase = ctx.dist ? ctx.dist->part.begin : 0;
   const auto &offsets = reversed ? g.outOffsets : g.inOffsets;
   auto offsetsView = [&](const std::vector<int64_t> &o) {
-    return flat(reinterpret_cast<void *>(
-                    reinterpret_cast<uintptr_t>(o.data()) -
-                    uintptr_t(rowBase) * sizeof(int64_t)),
-                int64_t(o.size()) + rowBase);
+    return flatFrom(o.data(), int64_t(o.size()), rowBase, sizeof(int64_t));
   };
   auto csr = [&](const std::vector<int64_t> &offsets,
                  const std::vector<int32_t> &others,
@@ -481,7 +473,7 @@ std::vector<int32_t> Run::lossRows(int64_t numRows) const {
   if (ctx.exactLossMask && ctx.lossMask.empty())
     return {};
   return exec::lossRows(ctx.lossMask,
-                        ctx.dist ? ctx.dist->ownedRows : numRows);
+                        ctx.dist ? ctx.dist->part.owned() : numRows);
 }
 
 void Run::forChunks(size_t n, const std::function<void(int64_t, size_t,
@@ -678,7 +670,7 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   const Graph &g = *ctx.graph;
   // A part runs maps, GEMMs and its in-edges over its owned rows, and its
   // out-edges (reversed propagations) over its halo rows too.
-  const int64_t ownedRows = ctx.dist ? ctx.dist->ownedRows : g.numVertices;
+  const int64_t ownedRows = ctx.dist ? ctx.dist->part.owned() : g.numVertices;
   mapBlocks = rowBlocks(g, nullptr, ownedRows);
   inBlocks = rowBlocks(g, &g.inOffsets, ownedRows);
   outBlocks = rowBlocks(g, &g.outOffsets, g.numVertices);
@@ -710,13 +702,13 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       values[param] = *t;
     } else if (isa<DegreeOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
-      std::vector<float> deg = ctx.dist ? ctx.dist->inDegrees : g.inDegrees();
+      std::vector<float> deg = ctx.dist ? ctx.dist->part.inDegrees : g.inDegrees();
       std::copy(deg.begin(), deg.end(), t->f32());
       haloValid.insert(op.getResult(0));
     } else if (isa<VertexIdOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
       for (int32_t v = 0; v < g.numVertices; ++v)
-        t->i32()[v] = ctx.dist ? ctx.dist->globalIds[size_t(v)] : v;
+        t->i32()[v] = ctx.dist ? ctx.dist->part.globalIds[size_t(v)] : v;
       haloValid.insert(op.getResult(0));
     } else if (auto l = dyn_cast<LaunchOp>(op)) {
       if (llvm::Error e = launch(l))

@@ -89,14 +89,11 @@ llvm::Expected<SavedPartitioning> cut(const RunOptions &o, const Graph &g,
       model = std::move(*parsed);
     }
     s.parts = partitionByCost(g, ranks, model);
-  } else if (o.partition == "metis") {
+  } else { // metis (the options were checked before MPI started)
     auto p = partitionByMetis(g, ranks, s.order);
     if (!p)
       return p.takeError();
     s.parts = std::move(*p);
-  } else {
-    return llvm::createStringError("--partition: '" + o.partition +
-                                   "' is not vertices, edges, roc or metis");
   }
   if (!o.partitionFile.empty()) {
     std::error_code ec;
@@ -128,9 +125,29 @@ void broadcast(SavedPartitioning &s, MPI_Comm comm) {
   for (size_t v = 0; v < s.order.newId.size(); ++v)
     s.order.oldId[size_t(s.order.newId[v])] = int32_t(v);
 }
+
+
+/// Why the options cannot train across ranks (empty: they can); checked
+/// before MPI starts, so that a mistake is one line, not an MPI abort.
+std::string optionsError(const RunOptions &o) {
+  if (o.partition != "vertices" && o.partition != "edges" &&
+      o.partition != "roc" && o.partition != "metis")
+    return "--partition: '" + o.partition +
+           "' is not vertices, edges, roc or metis";
+  if (o.memoryBudget > 0)
+    return "--partition trains in memory on each rank: no --memory-budget";
+  if (o.device == "cuda")
+    return "--partition trains on the CPU; --device cuda is not supported "
+           "with it yet";
+  return "";
+}
 } // namespace
 
 int saga::runDistributedTrain(const TrainCommandOptions &options) {
+  if (std::string why = optionsError(options.run); !why.empty()) {
+    llvm::errs() << "sagac: error: " << why << "\n";
+    return 1;
+  }
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
   MPI_Comm comm = MPI_COMM_WORLD;
@@ -161,14 +178,6 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   if (!compiled)
     return fail(compiled.takeError());
   Model &m = **compiled;
-  if (o.memoryBudget > 0)
-    return fail(llvm::createStringError(
-        "--partition trains in memory on each rank: no --memory-budget"));
-  if (o.device == "cuda")
-    return fail(llvm::createStringError(
-        "--partition trains on the CPU; --device cuda is not supported with "
-        "it yet"));
-
   // A graph file is read without its features: each rank reads only the
   // rows of its part, below. fileId[v] is vertex v's id in the file
   // through the relabellings.

@@ -390,15 +390,8 @@ int main(int argc, char **argv) {
     options.run.partition = partition;
     options.run.costModel = costModelFile;
     options.run.partitionFile = partitionFile;
-    if (!partition.empty()) {
-      if (partition != "vertices" && partition != "edges" &&
-          partition != "roc" && partition != "metis") {
-        llvm::errs() << "sagac: error: --partition: '" << partition
-                     << "' is not vertices, edges, roc or metis\n";
-        return 1;
-      }
+    if (!partition.empty())
       return saga::runDistributedTrain(options);
-    }
     if (!costModelFile.empty() || !partitionFile.empty()) {
       llvm::errs() << "sagac: error: --cost-model and --partition-file need "
                       "--partition\n";
