@@ -15,7 +15,11 @@
 //    halo rows of that value are fetched from their owners (gatherHalo);
 //    a reversed propagation's halo rows are partial sums that go back to
 //    their owners (scatterHalo); sums over rows (parameter gradients,
-//    losses) are summed over the parts (sum).
+//    losses) are summed over the parts (sum);
+//  - an exchange may run while the worker computes rows that do not need
+//    it (startGather, startScatter, then finish): the interior rows, whose
+//    in-edges are all owned, before a gather; the owned rows after a
+//    reversed propagation's halo rows, before its scatter.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,6 +51,24 @@ public:
   /// The halo rows' values are added to their owners' rows (a reversed
   /// propagation's partial sums); the halo rows are then stale.
   virtual llvm::Error scatterHalo(float *rows, int64_t width) = 0;
+  /// The same exchanges, started now and completed by finish(): until
+  /// then a gather's halo rows are not written, and neither a gather's
+  /// owned rows nor a scatter's halo rows may change (a scatter's sums are
+  /// added to the owned rows by finish(), once they are complete).
+  /// progress() lets started exchanges move on while the caller computes;
+  /// only the thread that started them calls it. By default, the
+  /// exchanges run to completion when started.
+  virtual llvm::Error startGather(float *rows, int64_t width) {
+    return gatherHalo(rows, width);
+  }
+  virtual llvm::Error startScatter(float *rows, int64_t width) {
+    return scatterHalo(rows, width);
+  }
+  virtual void progress() {}
+  virtual llvm::Error finish() { return llvm::Error::success(); }
+  /// Whether started exchanges run while the caller computes (else the
+  /// executor need not order its rows around them).
+  virtual bool overlaps() const { return false; }
   /// Sums `values` over the parts, in place; every part gets the same sum
   /// (added in part order, in double).
   virtual llvm::Error sum(double *values, int64_t n) = 0;

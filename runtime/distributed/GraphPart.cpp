@@ -7,6 +7,10 @@
 
 using namespace saga;
 
+int64_t GraphPart::interiorRows() const {
+  return std::count(interior.begin(), interior.end(), true);
+}
+
 int64_t GraphPart::sentRows() const {
   int64_t n = 0;
   for (const auto &rows : sendRows)
@@ -126,6 +130,12 @@ GraphPart saga::makeGraphPart(const Graph &g, const Partitioning &p,
     l.outOffsets[size_t(r) + 1] = int64_t(l.outTargets.size());
   }
   gp.edgeIds.assign(g.inEdgeIds.begin() + e0, g.inEdgeIds.begin() + e1);
+  gp.interior.assign(size_t(owned), true);
+  for (int64_t r = 0; r < owned; ++r)
+    for (int64_t i = l.inOffsets[size_t(r)]; i < l.inOffsets[size_t(r) + 1];
+         ++i)
+      if (l.inSources[size_t(i)] >= owned)
+        gp.interior[size_t(r)] = false;
 
   gp.kernelView = gp.local;
   for (int32_t &u : gp.kernelView.inSources)

@@ -46,11 +46,16 @@ struct GraphPart {
   Graph kernelView;
   /// Local edge e is edge edgeIds[e] of the whole graph (per-edge inputs).
   std::vector<int32_t> edgeIds;
+  /// Per owned row: all its in-edges come from owned rows (it can be
+  /// computed before the halo arrives).
+  std::vector<bool> interior;
   std::vector<float> inDegrees;  // whole-graph in-degree of every local row
   std::vector<int32_t> globalIds; // every local row's global id
 
   int64_t owned() const { return end - begin; }
   int64_t localRows() const { return owned() + int64_t(halo.size()); }
+  /// Owned rows whose in-edges are all owned.
+  int64_t interiorRows() const;
   /// Rows this part sends per gather (the others' halo rows it owns).
   int64_t sentRows() const;
   /// The local rows (owned, then halo) of a [V, ...] tensor of the whole

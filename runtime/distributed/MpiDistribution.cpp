@@ -21,8 +21,9 @@ struct Timer {
 };
 } // namespace
 
-MpiDistribution::MpiDistribution(const GraphPart &part, MPI_Comm comm)
-    : Distribution(part), comm(comm) {
+MpiDistribution::MpiDistribution(const GraphPart &part, MPI_Comm comm,
+                                 bool overlap)
+    : Distribution(part), comm(comm), overlap(overlap) {
   for (int64_t q = 0; q < part.parts; ++q) {
     haloDispls.push_back(int(part.haloFrom[size_t(q)]));
     haloCounts.push_back(
@@ -56,49 +57,114 @@ llvm::Expected<MPI_Datatype> MpiDistribution::rowType(int64_t width) {
 }
 
 llvm::Error MpiDistribution::gatherHalo(float *rows, int64_t width) {
+  if (llvm::Error e = startGather(rows, width))
+    return e;
+  return finish();
+}
+
+llvm::Error MpiDistribution::scatterHalo(float *rows, int64_t width) {
+  if (llvm::Error e = startScatter(rows, width))
+    return e;
+  return finish();
+}
+
+llvm::Error MpiDistribution::startGather(float *rows, int64_t width) {
   auto type = rowType(width);
   if (!type)
     return type.takeError();
+  {
   Timer t{counters_.seconds};
   const int64_t sent = part.sentRows();
-  buffer.resize(size_t(sent * width));
-  float *to = buffer.data();
+  Pending p;
+  p.rows = rows;
+  p.width = width;
+  p.buffer.resize(size_t(sent * width));
+  float *to = p.buffer.data();
   for (const auto &list : part.sendRows)
     for (int32_t r : list) {
       std::memcpy(to, rows + int64_t(r) * width, size_t(width) * 4);
       to += width;
     }
-  MPI_Alltoallv(buffer.data(), sendCounts.data(), sendDispls.data(), *type,
-                rows + part.owned() * width, haloCounts.data(),
-                haloDispls.data(), *type, comm);
+  p.started = Clock::now();
+  MPI_Ialltoallv(p.buffer.data(), sendCounts.data(), sendDispls.data(), *type,
+                 rows + part.owned() * width, haloCounts.data(),
+                 haloDispls.data(), *type, comm, &p.request);
+  pending.push_back(std::move(p));
   ++counters_.gathers;
   counters_.gatherSent += sent * width * 4;
   counters_.gatherReceived += int64_t(part.halo.size()) * width * 4;
-  return llvm::Error::success();
+  }
+  return overlap ? llvm::Error::success() : finish();
 }
 
-llvm::Error MpiDistribution::scatterHalo(float *rows, int64_t width) {
+llvm::Error MpiDistribution::startScatter(float *rows, int64_t width) {
   auto type = rowType(width);
   if (!type)
     return type.takeError();
+  {
   Timer t{counters_.seconds};
   const int64_t received = part.sentRows();
-  buffer.resize(size_t(received * width));
-  MPI_Alltoallv(rows + part.owned() * width, haloCounts.data(),
-                haloDispls.data(), *type, buffer.data(), sendCounts.data(),
-                sendDispls.data(), *type, comm);
-  // Added in peer order: the same order on every run.
-  const float *from = buffer.data();
-  for (const auto &list : part.sendRows)
-    for (int32_t r : list) {
-      float *row = rows + int64_t(r) * width;
-      for (int64_t j = 0; j < width; ++j)
-        row[j] += from[j];
-      from += width;
-    }
+  Pending p;
+  p.rows = rows;
+  p.width = width;
+  p.scatter = true;
+  p.buffer.resize(size_t(received * width));
+  p.started = Clock::now();
+  MPI_Ialltoallv(rows + part.owned() * width, haloCounts.data(),
+                 haloDispls.data(), *type, p.buffer.data(), sendCounts.data(),
+                 sendDispls.data(), *type, comm, &p.request);
+  pending.push_back(std::move(p));
   ++counters_.scatters;
   counters_.scatterSent += int64_t(part.halo.size()) * width * 4;
   counters_.scatterReceived += received * width * 4;
+  }
+  return overlap ? llvm::Error::success() : finish();
+}
+
+void MpiDistribution::progress() {
+  Timer t{counters_.seconds};
+  for (Pending &p : pending)
+    if (!p.done) {
+      int flag = 0;
+      MPI_Test(&p.request, &flag, MPI_STATUS_IGNORE);
+      if (flag) {
+        p.done = true;
+        p.completed = Clock::now();
+      }
+    }
+}
+
+void MpiDistribution::addScattered(const Pending &p) {
+  // Added in peer order: the same order on every run.
+  const float *from = p.buffer.data();
+  for (const auto &list : part.sendRows)
+    for (int32_t r : list) {
+      float *row = p.rows + int64_t(r) * p.width;
+      for (int64_t j = 0; j < p.width; ++j)
+        row[j] += from[j];
+      from += p.width;
+    }
+}
+
+llvm::Error MpiDistribution::finish() {
+  Timer t{counters_.seconds};
+  auto seconds = [](Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  };
+  const Clock::time_point waitFrom = Clock::now();
+  // In start order: scatters into the same rows add in a fixed order.
+  for (Pending &p : pending) {
+    if (!p.done) {
+      MPI_Wait(&p.request, MPI_STATUS_IGNORE);
+      p.completed = Clock::now();
+    }
+    const Clock::time_point hiddenUntil = std::min(p.completed, waitFrom);
+    counters_.hiddenSeconds += seconds(p.started, hiddenUntil);
+    counters_.exposedSeconds += seconds(hiddenUntil, p.completed);
+    if (p.scatter)
+      addScattered(p);
+  }
+  pending.clear();
   return llvm::Error::success();
 }
 

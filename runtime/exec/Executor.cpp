@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <numeric>
+#include <thread>
 
 using namespace mlir;
 using namespace saga;
@@ -99,6 +100,18 @@ private:
   llvm::Error gradients(Operation *op);
 
   std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
+  /// Local row ranges a kernel's tasks run, in order.
+  using Ranges = std::vector<std::pair<int64_t, int64_t>>;
+  static Ranges rangesOf(const std::vector<int64_t> &blocks);
+  /// A part's in-edge tasks split around a halo gather (ctx.dist): the
+  /// interior rows, whose in-edges are all owned, run while the gather is
+  /// in flight; the others after it. Whole blocks when the kernel sums its
+  /// rows per block (`blockwise`), else runs of interior rows within them.
+  struct InteriorSplit {
+    Ranges interior, boundary;
+  };
+  InteriorSplit interiorSplit[2]; // [blockwise]
+  void splitInterior();
   /// Row blocks a sum over rows adds up (kRowsPerTask rows each, over all
   /// local rows).
   int64_t sumBlocks = 0;
@@ -106,6 +119,12 @@ private:
   // A part of a partitioned graph (ctx.dist): vertex values whose halo rows
   // hold their owners' values (inputs, degrees, ids, gathered values).
   llvm::DenseSet<Value> haloValid;
+  /// Whether `v` (on a part) has halo rows that do not hold their owners'
+  /// values yet.
+  bool needsHalo(Value v) const;
+  /// Starts fetching the halo rows of plan buffer `v` (ctx.dist->finish()
+  /// completes it).
+  llvm::Error startGather(Value v);
   /// The halo rows of `v` fetched from their owners, unless they hold them.
   llvm::Error refreshHalo(Value v);
   /// Sums over the parts (no-ops in one process).
@@ -131,19 +150,69 @@ FlatMemRef Run::kernelBuffer(void *data, int64_t size, Type type) const {
   return flatFrom(data, size, firstRow * rowSize, 4);
 }
 
-llvm::Error Run::refreshHalo(Value v) {
+bool Run::needsHalo(Value v) const {
   auto domain = dyn_cast<DomainType>(v.getType());
-  if (!ctx.dist || !domain || domain.isEdgeDomain() || haloValid.contains(v))
-    return llvm::Error::success();
+  return ctx.dist && domain && !domain.isEdgeDomain() && !haloValid.contains(v);
+}
+
+llvm::Error Run::startGather(Value v) {
   auto it = owned.find(v);
   if (it == owned.end())
     return llvm::createStringError("a value read across parts is neither an "
                                    "input nor a plan buffer");
   Tensor &t = *it->second;
-  if (llvm::Error e = ctx.dist->gatherHalo(t.f32(), t.rowSize()))
+  return ctx.dist->startGather(t.f32(), t.rowSize());
+}
+
+llvm::Error Run::refreshHalo(Value v) {
+  if (!needsHalo(v))
+    return llvm::Error::success();
+  if (llvm::Error e = startGather(v))
+    return e;
+  if (llvm::Error e = ctx.dist->finish())
     return e;
   haloValid.insert(v);
   return llvm::Error::success();
+}
+
+Run::Ranges Run::rangesOf(const std::vector<int64_t> &blocks) {
+  Ranges r;
+  for (size_t i = 0; i + 1 < blocks.size(); ++i)
+    r.emplace_back(blocks[i], blocks[i + 1]);
+  return r;
+}
+
+void Run::splitInterior() {
+  const std::vector<bool> &interior = ctx.dist->part.interior;
+  // Shorter runs of interior rows stay with their block's boundary rows:
+  // a task costs a launch.
+  constexpr int64_t kMinRun = 32;
+  for (bool blockwise : {false, true}) {
+    InteriorSplit &split = interiorSplit[blockwise];
+    for (auto [begin, end] : rangesOf(inBlocks)) {
+      if (blockwise) {
+        bool all = std::all_of(interior.begin() + begin, interior.begin() + end,
+                               [](bool b) { return b; });
+        (all ? split.interior : split.boundary).emplace_back(begin, end);
+        continue;
+      }
+      int64_t pieceFrom = begin; // start of the boundary piece being grown
+      for (int64_t r = begin; r < end;) {
+        int64_t run = r;
+        while (run < end && interior[size_t(run)])
+          ++run;
+        if (run - r >= kMinRun) {
+          if (r > pieceFrom)
+            split.boundary.emplace_back(pieceFrom, r);
+          split.interior.emplace_back(r, run);
+          pieceFrom = run;
+        }
+        r = run == r ? r + 1 : run;
+      }
+      if (end > pieceFrom)
+        split.boundary.emplace_back(pieceFrom, end);
+    }
+  }
 }
 
 llvm::Error Run::bindInput(ModelOp model, BlockArgument arg) {
@@ -184,6 +253,7 @@ llvm::Error Run::launch(LaunchOp op) {
   };
   // Values the kernel reads at the other end of an edge (a reversed
   // propagation: at its rows, halo rows included) need their halo rows.
+  std::vector<Value> gathers; // started once the kernel's buffers are set
   if (ctx.dist && overEdges && kernelFn) {
     if (op.getPropagate() && reversed && kernelFn->hasAttr("saga.epilogue"))
       return errorAt(op, "a reversed propagation with a fused epilogue "
@@ -194,9 +264,17 @@ llvm::Error Run::launch(LaunchOp op) {
     if (!groups)
       return errorAt(op, "kernel has no saga.operand_groups");
     for (int64_t i = 0; i < groups[0] && i < int64_t(op->getNumOperands());
-         ++i)
-      if (llvm::Error e = refreshHalo(op->getOperand(unsigned(i))))
+         ++i) {
+      Value v = op->getOperand(unsigned(i));
+      // Forward kernels compute their interior rows while the gathers run
+      // (below); a reversed one reads few halo values, gathered first.
+      if (ctx.dist->overlaps() && !reversed && needsHalo(v)) {
+        if (!llvm::is_contained(gathers, v))
+          gathers.push_back(v);
+      } else if (llvm::Error e = refreshHalo(v)) {
         return errorAt(op, llvm::toString(std::move(e)));
+      }
+    }
   }
   if (overEdges)
     llvm::append_range(buffers,
@@ -280,10 +358,9 @@ llvm::Error Run::launch(LaunchOp op) {
       !overEdges ? mapBlocks : reversed ? outBlocks : inBlocks;
   int64_t phase = kPhaseWhole;
   FirstError failures; // a device's launch error, from any task
-  auto runTask = [&](int64_t task) {
+  auto runTask = [&](int64_t localBegin, int64_t localEnd) {
     // Local rows; the kernel sees them as global rows (a part's rows start
     // at rowBase).
-    int64_t localBegin = blocks[task], localEnd = blocks[task + 1];
     int64_t begin = localBegin + rowBase, end = localEnd + rowBase;
     int64_t seed = static_cast<int64_t>(ctx.seed);
     std::vector<FlatMemRef> local = buffers;
@@ -322,8 +399,54 @@ llvm::Error Run::launch(LaunchOp op) {
       addToBlockSums(aligned64(scratch[i]), localBegin, localEnd,
                      summed[i].rowSize, summed[i].partial.data());
   };
-  if (!chunks) {
-    ctx.pool->parallelFor(blocks.size() - 1, runTask);
+  // Runs `ranges`; while exchanges are in flight, the calling thread moves
+  // them on between its tasks.
+  bool inFlight = false;
+  const std::thread::id caller = std::this_thread::get_id();
+  auto runRanges = [&](const Ranges &ranges) {
+    ctx.pool->parallelFor(int64_t(ranges.size()), [&](int64_t i) {
+      runTask(ranges[size_t(i)].first, ranges[size_t(i)].second);
+      if (inFlight && std::this_thread::get_id() == caller)
+        ctx.dist->progress();
+    });
+  };
+  // A reversed propagation on a part whose halo sums go back while its
+  // owned rows compute: the blocks holding halo rows (the last ones) first.
+  const bool scatterLater =
+      ctx.dist && reversed && ctx.dist->overlaps() &&
+      llvm::any_of(op.getResults(), [&](Value r) { return !onlySummed(r); });
+  if (!gathers.empty()) {
+    for (Value v : gathers)
+      if (llvm::Error e = startGather(v))
+        return errorAt(op, llvm::toString(std::move(e)));
+    inFlight = true;
+    const InteriorSplit &split = interiorSplit[summed.empty() ? 0 : 1];
+    runRanges(split.interior);
+    inFlight = false;
+    if (llvm::Error e = ctx.dist->finish())
+      return errorAt(op, llvm::toString(std::move(e)));
+    haloValid.insert(gathers.begin(), gathers.end());
+    if (!failures.failed())
+      runRanges(split.boundary);
+  } else if (scatterLater) {
+    Ranges halo, own;
+    for (auto r : rangesOf(blocks))
+      (r.second > ctx.dist->part.owned() ? halo : own).push_back(r);
+    runRanges(halo);
+    if (!failures.failed()) {
+      for (Value r : op.getResults())
+        if (!onlySummed(r))
+          if (llvm::Error e = ctx.dist->startScatter(
+                  owned.find(r)->second->f32(), owned.find(r)->second->rowSize()))
+            return errorAt(op, llvm::toString(std::move(e)));
+      inFlight = true;
+      runRanges(own);
+      inFlight = false;
+    }
+    if (llvm::Error e = ctx.dist->finish())
+      return errorAt(op, llvm::toString(std::move(e)));
+  } else if (!chunks) {
+    runRanges(rangesOf(blocks));
   } else {
     for (size_t c = 0; c < chunks->numChunks(); ++c) {
       const EdgeChunks::Chunk &chunk = chunks->chunks[c];
@@ -331,7 +454,7 @@ llvm::Error Run::launch(LaunchOp op) {
       std::copy(view.begin(), view.end(), buffers.begin());
       phase = (c > 0 ? kPhaseResume : 0) |
               (c + 1 == chunks->numChunks() ? kPhaseFinish : 0);
-      ctx.pool->parallelFor(blocks.size() - 1, runTask);
+      runRanges(rangesOf(blocks));
       if (failures.failed())
         break;
     }
@@ -353,7 +476,7 @@ llvm::Error Run::launch(LaunchOp op) {
   }
   // A reversed propagation's halo rows are partial sums owed to their
   // owners.
-  if (ctx.dist && reversed)
+  if (ctx.dist && reversed && !scatterLater)
     for (Value r : op.getResults()) {
       if (onlySummed(r))
         continue;
@@ -675,6 +798,8 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   inBlocks = rowBlocks(g, &g.inOffsets, ownedRows);
   outBlocks = rowBlocks(g, &g.outOffsets, g.numVertices);
   sumBlocks = (int64_t(g.numVertices) + kRowsPerTask - 1) / kRowsPerTask;
+  if (ctx.dist)
+    splitInterior();
   Block &block = model.getBody().front();
   for (BlockArgument arg : block.getArguments())
     if (llvm::Error e = bindInput(model, arg))

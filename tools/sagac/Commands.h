@@ -39,10 +39,14 @@ struct RunOptions {
   /// Full-graph training over MPI ranks (tools/sagac/DistributedTrain.cpp):
   /// how the graph is cut (vertices, edges, roc, metis; empty: one process),
   /// ROC's cost model file (roc: fitted weights; none: an unfitted prior),
-  /// and a partitioning file read when it exists, else written.
+  /// a partitioning file read when it exists, else written, and whether
+  /// exchanges overlap computation.
   std::string partition;
   std::string costModel;
   std::string partitionFile;
+  /// Halo exchanges run while the rows that do not need them compute
+  /// (false: each exchange completes before its kernel starts).
+  bool haloOverlap = true;
 };
 
 /// Binds the dataset to the model's inputs by kind: its f32 vertex input

@@ -263,12 +263,14 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   Split split{local.labels, part.ownedLocal(d.train), part.ownedLocal(d.val),
               part.ownedLocal(d.test)};
   // Halo and cut sizes of every part, for the report.
-  int64_t mine[5] = {part.owned(), int64_t(part.halo.size()),
-                     g.inOffsets[size_t(part.end)] -
-                         g.inOffsets[size_t(part.begin)],
-                     part.sentRows(), intervalsRead};
-  std::vector<int64_t> every(size_t(5 * ranks));
-  MPI_Gather(mine, 5, MPI_INT64_T, every.data(), 5, MPI_INT64_T, 0, comm);
+  constexpr int kStats = 6;
+  int64_t mine[kStats] = {part.owned(), int64_t(part.halo.size()),
+                          g.inOffsets[size_t(part.end)] -
+                              g.inOffsets[size_t(part.begin)],
+                          part.sentRows(), intervalsRead, part.interiorRows()};
+  std::vector<int64_t> every(size_t(kStats * ranks));
+  MPI_Gather(mine, kStats, MPI_INT64_T, every.data(), kStats, MPI_INT64_T, 0,
+             comm);
   g = Graph();
 
   out << llvm::format("graph %s: %d vertices; %d ranks, partition %s (cut in "
@@ -276,21 +278,22 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                       d.name.c_str(), int(s.parts.bounds.back()), ranks,
                       s.method.c_str(), cutSeconds * 1e3);
   for (int q = 0; q < ranks; ++q) {
-    out << llvm::format("  rank %d: %lld vertices, %lld in-edges, halo %lld "
-                        "rows, sends %lld rows per exchange",
-                        q, (long long)every[size_t(5 * q)],
-                        (long long)every[size_t(5 * q + 2)],
-                        (long long)every[size_t(5 * q + 1)],
-                        (long long)every[size_t(5 * q + 3)]);
+    const int64_t *st = every.data() + kStats * q;
+    out << llvm::format("  rank %d: %lld vertices (%.0f%% interior), %lld "
+                        "in-edges, halo %lld rows, sends %lld rows per "
+                        "exchange",
+                        q, (long long)st[0],
+                        st[0] ? 100.0 * double(st[5]) / double(st[0]) : 0.0,
+                        (long long)st[2], (long long)st[1], (long long)st[3]);
     if (file)
       out << llvm::format("; read its feature rows from %lld of %lld "
                           "intervals",
-                          (long long)every[size_t(5 * q + 4)],
+                          (long long)st[4],
                           (long long)file->info().intervals);
     out << "\n";
   }
 
-  MpiDistribution dist(part, comm);
+  MpiDistribution dist(part, comm, o.haloOverlap);
   if (llvm::Error e = m.setGraph(part.local))
     return fail(std::move(e));
   if (llvm::Error e = m.setDistribution(&dist))
@@ -315,18 +318,26 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                       t.optimizer == TrainOptions::Adam ? "Adam" : "SGD",
                       t.learningRate, (unsigned long long)t.seed, ranks);
   ExchangeCounters last;
+  auto overlapSince = [](const ExchangeCounters &now,
+                         const ExchangeCounters &then) {
+    ExchangeCounters d;
+    d.hiddenSeconds = now.hiddenSeconds - then.hiddenSeconds;
+    d.exposedSeconds = now.exposedSeconds - then.exposedSeconds;
+    return d.overlapFraction();
+  };
   auto result = train(m, split, t, [&](const EpochStats &e) {
     ExchangeCounters c = dist.counters();
     if (!options.quiet)
       out << llvm::format("epoch %4u/%u  loss %.4f  train %.4f  val %.4f  "
                           "%.1f ms  (rank 0 sent %.1f KiB, %.1f ms in "
-                          "exchanges)\n",
+                          "exchanges, %.0f%% of their time hidden)\n",
                           e.epoch, t.epochs, e.loss, e.trainAcc, e.valAcc,
                           e.seconds * 1e3,
                           double(c.gatherSent + c.scatterSent -
                                  last.gatherSent - last.scatterSent) /
                               1024,
-                          (c.seconds - last.seconds) * 1e3);
+                          (c.seconds - last.seconds) * 1e3,
+                          100 * overlapSince(c, last));
     out.flush();
     last = c;
   });
@@ -358,6 +369,11 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                         double(all[size_t(4 * q + 1)]) / epochsRun,
                         double(all[size_t(4 * q + 2)]) / epochsRun,
                         double(all[size_t(4 * q + 3)]) / epochsRun);
+  out << llvm::format("halo exchanges on rank 0: %.1f ms in flight per epoch, "
+                      "%.0f%% of it hidden behind computation%s\n",
+                      (c.hiddenSeconds + c.exposedSeconds) / epochsRun * 1e3,
+                      100 * c.overlapFraction(),
+                      o.haloOverlap ? "" : " (--halo-overlap=false)");
   if (rank == 0 && !options.saveParams.empty()) {
     NamedTensors params;
     for (const ValueInfo &p : m.params())

@@ -195,6 +195,12 @@ cl::opt<std::string> partitionFile(
              "exists (its part count must be the rank count), else save the "
              "cut there"),
     cl::value_desc("file"), cl::sub(trainCommand));
+cl::opt<bool> haloOverlap(
+    "halo-overlap",
+    cl::desc("With --partition: compute the rows that need no remote rows "
+             "while the halo exchange is in flight (default true; false "
+             "measures what it saves)"),
+    cl::init(true), cl::sub(trainCommand));
 cl::opt<bool> quiet("quiet", cl::desc("No per-epoch progress lines"),
                     cl::init(false), cl::sub(trainCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
@@ -390,11 +396,13 @@ int main(int argc, char **argv) {
     options.run.partition = partition;
     options.run.costModel = costModelFile;
     options.run.partitionFile = partitionFile;
+    options.run.haloOverlap = haloOverlap;
     if (!partition.empty())
       return saga::runDistributedTrain(options);
-    if (!costModelFile.empty() || !partitionFile.empty()) {
-      llvm::errs() << "sagac: error: --cost-model and --partition-file need "
-                      "--partition\n";
+    if (!costModelFile.empty() || !partitionFile.empty() ||
+        haloOverlap.getNumOccurrences()) {
+      llvm::errs() << "sagac: error: --cost-model, --partition-file and "
+                      "--halo-overlap need --partition\n";
       return 1;
     }
     return saga::runTrain(options);
