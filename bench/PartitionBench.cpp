@@ -115,13 +115,6 @@ struct Bench {
   }
 };
 
-std::vector<int64_t> layerWidths(const Model &m) {
-  std::vector<int64_t> widths;
-  for (const ValueInfo &p : m.params())
-    if (p.shape.size() == 2)
-      widths.push_back(p.shape[1]);
-  return widths.empty() ? std::vector<int64_t>{1} : widths;
-}
 } // namespace
 
 int main(int argc, char **argv) {
@@ -175,7 +168,7 @@ int main(int argc, char **argv) {
                << " thread(s) per part\n";
 
   // 1. Samples: random ranges, from a 32nd to a half of the vertices.
-  CostModel cost(layerWidths(*b.model));
+  CostModel cost(b.model->layerWidths());
   std::vector<CostModel::Sample> fitSet, heldOut;
   std::uniform_real_distribution<double> fraction(1.0 / 32, 0.5);
   for (int s = 0; s < samples; ++s) {

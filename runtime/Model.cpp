@@ -14,6 +14,8 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringSet.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/MemoryBuffer.h"
 
@@ -61,6 +63,8 @@ struct Model::Impl {
   std::unique_ptr<ChunkedPlanCache> chunkedPlans = // memory plans, reused
       std::make_unique<ChunkedPlanCache>();
   llvm::StringMap<Tensor> inputs, params;
+  /// Inputs filled with their default (sized for the graph then bound).
+  llvm::StringSet<> defaulted;
   std::map<std::string, RowReader> rowReaders; // streamed graph inputs
   ChunkSource *chunkSource = nullptr;          // default: `chunks`
   std::unique_ptr<CudaBackend> cuda; // with useCuda: where plans run
@@ -213,6 +217,13 @@ std::string Model::deviceName() const {
 const CompileStats &Model::compileStats() const { return impl->stats; }
 std::vector<ValueInfo> Model::inputs() const { return impl->inputInfo; }
 std::vector<ValueInfo> Model::params() const { return impl->paramInfo; }
+std::vector<int64_t> Model::layerWidths() const {
+  std::vector<int64_t> widths;
+  for (const ValueInfo &p : impl->paramInfo)
+    if (p.shape.size() == 2)
+      widths.push_back(p.shape[1]);
+  return widths.empty() ? std::vector<int64_t>{1} : widths;
+}
 bool Model::selfLoops() const { return impl->selfLoops; }
 
 std::string Model::planIR() const {
@@ -273,6 +284,10 @@ llvm::Error Model::setGraph(const Graph &graph) {
   if (impl->graph != &graph) {
     impl->chunks = std::make_unique<EdgeChunkCache>(graph);
     impl->chunkedPlans = std::make_unique<ChunkedPlanCache>();
+    // Filled again for the new graph's rows when a run needs them.
+    for (const auto &name : impl->defaulted)
+      impl->inputs.erase(name.getKey());
+    impl->defaulted.clear();
   }
   if (impl->cuda)
     impl->cuda->invalidateGraph();
@@ -305,10 +320,53 @@ llvm::Error Model::setInput(llvm::StringRef name, Tensor value) {
     return llvm::createStringError("the model has no graph input '" +
                                    name.str() + "'");
   impl->rowReaders.erase(name.str());
+  impl->defaulted.erase(name);
   impl->inputs[name] = std::move(value);
   if (impl->cuda)
     impl->cuda->invalidateInput(name.str());
   return llvm::Error::success();
+}
+
+llvm::Expected<Tensor> Model::takeInput(llvm::StringRef name) {
+  auto it = impl->inputs.find(name);
+  if (it == impl->inputs.end())
+    return llvm::createStringError("graph input '" + name.str() +
+                                   "' is not bound to a tensor");
+  Tensor t = std::move(it->second);
+  impl->inputs.erase(it);
+  impl->defaulted.erase(name);
+  if (impl->cuda)
+    impl->cuda->invalidateInput(name.str());
+  return t;
+}
+
+int64_t Model::hops() const {
+  // The most propagations on a path from an input to a result: a kernel
+  // over edges that reads a vertex value at the edges' other end (its
+  // first saga.operand_groups operands) adds a hop to it.
+  llvm::DenseMap<Value, int64_t> depth;
+  int64_t most = 0;
+  for (Operation &op : impl->model.getBody().front()) {
+    int64_t d = 0;
+    auto launch = dyn_cast<LaunchOp>(op);
+    func::FuncOp kernel;
+    if (launch && (launch.getPropagate() || launch.getEdgeMap()))
+      kernel = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+          launch, launch.getCalleeAttr());
+    auto groups = kernel ? kernel->getAttrOfType<DenseI64ArrayAttr>(
+                               "saga.operand_groups")
+                         : DenseI64ArrayAttr();
+    for (auto [i, v] : llvm::enumerate(op.getOperands())) {
+      auto domain = dyn_cast<DomainType>(v.getType());
+      bool atSource = groups && int64_t(i) < groups[0] && domain &&
+                      !domain.isEdgeDomain();
+      d = std::max(d, depth.lookup(v) + (atSource ? 1 : 0));
+    }
+    for (Value r : op.getResults())
+      depth[r] = d;
+    most = std::max(most, d);
+  }
+  return most;
 }
 
 llvm::Error Model::setParam(llvm::StringRef name, Tensor value) {
@@ -446,6 +504,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
     Tensor t(shape);
     std::fill(t.f32(), t.f32() + t.numElements(), float(*info.defaultValue));
     impl->inputs[info.name] = std::move(t);
+    impl->defaulted.insert(info.name);
   }
   ExecutionContext ec;
   ec.graph = &g;
@@ -467,6 +526,19 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.rowReaders = &impl->rowReaders;
   ec.vertexOutputs = outputs;
   ec.dist = impl->dist;
+  ec.degrees = options.degrees;
+  ec.vertexIds = options.vertexIds;
+  if ((options.degrees || options.vertexIds) &&
+      (options.memoryBudget > 0 || impl->cuda || impl->dist))
+    return llvm::createStringError(
+        "a sampled graph's degrees and ids run in memory on the CPU, on one "
+        "process");
+  if (options.degrees && int64_t(options.degrees->size()) != g.numVertices)
+    return llvm::createStringError("the degrees given are not one per "
+                                   "vertex of the graph");
+  if (options.vertexIds && int64_t(options.vertexIds->size()) != g.numVertices)
+    return llvm::createStringError("the vertex ids given are not one per "
+                                   "vertex of the graph");
   if (impl->dist && options.memoryBudget > 0)
     return llvm::createStringError(
         "a part of a partitioned graph runs in memory: no memory budget");

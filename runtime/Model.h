@@ -105,6 +105,12 @@ struct ForwardOptions {
   /// Destination intervals per chunk group of a propagation (0: the group
   /// whose plan moves the fewest bytes). Same results at any group.
   int64_t chunkGroup = 0;
+  /// The graph is a sample of a larger one (a mini-batch,
+  /// runtime/sample/MiniBatches.h): per vertex, the degree `v.deg` reads
+  /// (the larger graph's in-degree) and the id `v.id` reads. Null: the
+  /// graph's own. In memory, on the CPU.
+  const std::vector<float> *degrees = nullptr;
+  const std::vector<int32_t> *vertexIds = nullptr;
 };
 
 struct TrainStepResult {
@@ -145,6 +151,10 @@ public:
   const CompileStats &compileStats() const;
   std::vector<ValueInfo> inputs() const;
   std::vector<ValueInfo> params() const;
+  /// The output widths of the 2-D parameters (the layers' widths; {1}
+  /// without any): the widths ROC's cost model scales its per-vertex
+  /// features by (runtime/distributed/Partitioner.h).
+  std::vector<int64_t> layerWidths() const;
   /// Whether the graph declared `self_loops` (added by setGraph's caller:
   /// build the Graph with addSelfLoops = selfLoops()).
   bool selfLoops() const;
@@ -188,6 +198,12 @@ public:
   /// Vertex inputs have numVertices rows; edge inputs numEdges rows in edge
   /// id order. Missing edge inputs with a default are filled with it.
   llvm::Error setInput(llvm::StringRef name, Tensor value);
+  /// The tensor bound to input `name`, no longer bound (moved out, no copy).
+  llvm::Expected<Tensor> takeInput(llvm::StringRef name);
+  /// The most propagations on a path from an input to a result of the
+  /// inference plan: the hops a vertex's result depends on (2 for the
+  /// examples), one sampled fan-out each in mini-batch training.
+  int64_t hops() const;
   llvm::Error setParam(llvm::StringRef name, Tensor value);
   /// A float vertex input read interval by interval, when a run under a
   /// memory budget loads it (e.g. features streamed from a graph file),

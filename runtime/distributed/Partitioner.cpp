@@ -215,6 +215,55 @@ double CostModel::fit(const std::vector<Sample> &samples) {
   return samples.empty() ? 0.0 : std::sqrt(sq / double(samples.size()));
 }
 
+double CostModel::refine(const std::vector<Sample> &samples,
+                         double priorStrength) {
+  const int64_t n = int64_t(samples.size());
+  if (n == 0)
+    return 0.0;
+  // Relative rows, as fit()'s: inputs / seconds, target 1.
+  std::vector<double> rel(size_t(n * kCostFeatures), 0.0);
+  for (int64_t r = 0; r < n; ++r)
+    if (samples[size_t(r)].seconds > 0)
+      for (int k = 0; k < kCostFeatures; ++k)
+        rel[size_t(r * kCostFeatures + k)] =
+            samples[size_t(r)].inputs[size_t(k)] / samples[size_t(r)].seconds;
+  // The prior in seconds: the scale c minimising sum (c p_r - 1)^2, p_r the
+  // prior's relative prediction of sample r.
+  double pp = 0, p1 = 0;
+  for (int64_t r = 0; r < n; ++r) {
+    double p = 0;
+    for (int k = 0; k < kCostFeatures; ++k)
+      p += weights_[size_t(k)] * rel[size_t(r * kCostFeatures + k)];
+    pp += p * p;
+    p1 += p;
+  }
+  if (!(pp > 0) || !(priorStrength > 0))
+    return fit(samples);
+  const double c = p1 / pp;
+  std::vector<double> a = rel, b(size_t(n), 1.0);
+  // Prior rows: feature k's share of a typical sample (its mean relative
+  // input m_k), at the prior's weight.
+  const double root = std::sqrt(priorStrength);
+  for (int k = 0; k < kCostFeatures; ++k) {
+    double m = 0;
+    for (int64_t r = 0; r < n; ++r)
+      m += rel[size_t(r * kCostFeatures + k)];
+    m /= double(n);
+    for (int j = 0; j < kCostFeatures; ++j)
+      a.push_back(j == k ? root * m : 0.0);
+    b.push_back(root * m * c * weights_[size_t(k)]);
+  }
+  std::vector<double> w =
+      nonNegativeLeastSquares(a, n + kCostFeatures, kCostFeatures, b);
+  std::copy(w.begin(), w.end(), weights_.begin());
+  double sq = 0;
+  for (const Sample &s : samples) {
+    double e = s.seconds > 0 ? (predict(s.inputs) - s.seconds) / s.seconds : 0;
+    sq += e * e;
+  }
+  return std::sqrt(sq / double(n));
+}
+
 std::string CostModel::serialize() const {
   std::ostringstream os;
   os.precision(17);
@@ -228,11 +277,37 @@ std::string CostModel::serialize() const {
 }
 
 llvm::Expected<CostModel> CostModel::parse(const std::string &text) {
-  llvm::SmallVector<llvm::StringRef> lines;
-  llvm::StringRef(text).split(lines, '\n', -1, false);
+  llvm::SmallVector<llvm::StringRef> all, lines;
+  llvm::StringRef(text).split(all, '\n');
+  // Bare, or as '# ' lines inside a parameter file: the block from the
+  // "# saga-cost-model" line on, its prefixes stripped.
+  size_t first = 0; // `text`'s line of lines[0]
+  bool embedded = !llvm::StringRef(text).starts_with("saga-cost-model");
+  if (embedded) {
+    while (first < all.size() &&
+           !all[first].trim().starts_with("# saga-cost-model"))
+      ++first;
+    if (first == all.size())
+      return llvm::createStringError("no cost model here (a cost model file "
+                                     "starts with 'saga-cost-model 1'; a "
+                                     "parameter file holds one when it was "
+                                     "saved by a --partition run)");
+    for (size_t i = first;
+         i < all.size() && lines.size() < size_t(2 + kCostFeatures); ++i) {
+      llvm::StringRef l = all[i].trim();
+      if (!l.consume_front("#"))
+        break;
+      lines.push_back(l.trim());
+    }
+  } else {
+    for (llvm::StringRef l : all)
+      if (!l.trim().empty())
+        lines.push_back(l);
+  }
   auto bad = [&](size_t line, const std::string &what) {
-    return llvm::createStringError("cost model, line " + std::to_string(line + 1) +
-                                   ": " + what);
+    return llvm::createStringError("cost model, line " +
+                                   std::to_string(first + line + 1) + ": " +
+                                   what);
   };
   if (lines.empty() || lines[0].trim() != "saga-cost-model 1")
     return bad(0, "expected 'saga-cost-model 1'");

@@ -91,10 +91,21 @@ public:
   /// fitting again with the new ones added); returns the root mean square
   /// relative error of the fit.
   double fit(const std::vector<Sample> &samples);
+  /// Refits to `samples` with the current weights as a prior (ROC's online
+  /// refinement from the workers' measured steps): the prior, scaled to
+  /// the samples' seconds, adds one row per feature pulling its share of a
+  /// typical sample towards the prior's, weighted by `priorStrength`, so
+  /// that a few samples (one per worker, the same cut each time) move the
+  /// weights only as far as they say something. Returns the fit's root mean
+  /// square relative error over `samples`.
+  double refine(const std::vector<Sample> &samples, double priorStrength);
 
   /// "saga-cost-model 1", the widths, then one "name weight" line per
-  /// feature: saved with a model's parameters and reused for new graphs.
+  /// feature: saved with a model's parameters (as '# ' comment lines of its
+  /// parameter file) and reused for new graphs.
   std::string serialize() const;
+  /// A serialized model, or a text (a parameter file) holding one as
+  /// '# '-prefixed lines. Errors give the line in `text`.
   static llvm::Expected<CostModel> parse(const std::string &text);
 
 private:

@@ -827,13 +827,17 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
       values[param] = *t;
     } else if (isa<DegreeOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
-      std::vector<float> deg = ctx.dist ? ctx.dist->part.inDegrees : g.inDegrees();
+      std::vector<float> deg = ctx.dist      ? ctx.dist->part.inDegrees
+                               : ctx.degrees ? *ctx.degrees
+                                             : g.inDegrees();
       std::copy(deg.begin(), deg.end(), t->f32());
       haloValid.insert(op.getResult(0));
     } else if (isa<VertexIdOp>(op)) {
       Tensor *t = allocate(op.getResult(0));
       for (int32_t v = 0; v < g.numVertices; ++v)
-        t->i32()[v] = ctx.dist ? ctx.dist->part.globalIds[size_t(v)] : v;
+        t->i32()[v] = ctx.dist        ? ctx.dist->part.globalIds[size_t(v)]
+                      : ctx.vertexIds ? (*ctx.vertexIds)[size_t(v)]
+                                      : v;
       haloValid.insert(op.getResult(0));
     } else if (auto l = dyn_cast<LaunchOp>(op)) {
       if (llvm::Error e = launch(l))

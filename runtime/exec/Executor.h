@@ -78,6 +78,11 @@ struct ExecutionContext {
   /// rows, halos are exchanged before propagations, sums over rows are
   /// summed over the parts. Needs sourceIntervals = 1 (no 2-D chunks).
   Distribution *dist = nullptr;
+  /// A sampled graph (ForwardOptions::degrees, vertexIds): per vertex, the
+  /// degree and id the plan's degree and vertex-id ops read; null: the
+  /// graph's own.
+  const std::vector<float> *degrees = nullptr;
+  const std::vector<int32_t> *vertexIds = nullptr;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

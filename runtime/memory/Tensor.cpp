@@ -85,6 +85,8 @@ BlockCache &blockCache() {
 } // namespace
 
 void Tensor::Free::operator()(uint32_t *p) const {
+  if (!owned)
+    return;
   if (bytes)
     blockCache().give(p, bytes);
   else
@@ -117,6 +119,15 @@ Tensor::Tensor(std::vector<int64_t> shape, DType dtype, bool zero)
   if (zero)
     std::memset(p, 0, bytes);
   data_ = std::unique_ptr<uint32_t[], Free>(p, Free(huge ? rounded : 0));
+}
+
+Tensor Tensor::view(const Tensor &other) {
+  Tensor t;
+  t.shape_ = other.shape_;
+  t.dtype_ = other.dtype_;
+  t.data_ = std::unique_ptr<uint32_t[], Free>(
+      const_cast<uint32_t *>(other.data_.get()), Free(0, /*owned=*/false));
+  return t;
 }
 
 Tensor::Tensor(const Tensor &other)

@@ -26,6 +26,10 @@ public:
   /// Storage left uninitialised, for results a kernel overwrites entirely.
   static Tensor uninitialized(std::vector<int64_t> shape,
                               DType dtype = DType::F32);
+  /// `other`'s storage, not owned: valid while `other` lives and keeps
+  /// its storage (a whole graph's inputs lent to a model between
+  /// mini-batches, runtime/sample/MiniBatches.h). Copies of it own copies.
+  static Tensor view(const Tensor &other);
   Tensor(const Tensor &other);
   Tensor &operator=(const Tensor &other);
   Tensor(Tensor &&) = default;
@@ -60,9 +64,11 @@ private:
   DType dtype_ = DType::F32;
   struct Free {
     Free() noexcept : bytes(0) {}
-    explicit Free(size_t bytes) noexcept : bytes(bytes) {}
+    explicit Free(size_t bytes, bool owned = true) noexcept
+        : bytes(bytes), owned(owned) {}
     void operator()(uint32_t *p) const;
     size_t bytes; // a recycled large block's size, or 0
+    bool owned = true; // false: a view's, freed by its owner
   };
   Tensor(std::vector<int64_t> shape, DType dtype, bool zero);
   // 4-byte elements, 64-byte aligned; buffers of 4 MiB and more ask for

@@ -99,13 +99,18 @@ llvm::Expected<NamedTensors> saga::loadParamsFile(const std::string &path) {
 }
 
 llvm::Error saga::saveParamsFile(const std::string &path,
-                                 const NamedTensors &params) {
+                                 const NamedTensors &params,
+                                 llvm::StringRef comment) {
   std::error_code ec;
   llvm::raw_fd_ostream os(path, ec);
   if (ec)
     return llvm::createStringError("cannot write " + path + ": " +
                                    ec.message());
   os << "# saga parameters: name and shape, then the values row by row\n";
+  llvm::SmallVector<llvm::StringRef> lines;
+  comment.split(lines, '\n', -1, false);
+  for (llvm::StringRef line : lines)
+    os << "# " << line << '\n';
   for (const auto &[name, t] : params) {
     os << name;
     for (int64_t d : t.shape())

@@ -26,7 +26,11 @@ namespace saga {
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 llvm::Expected<NamedTensors> loadParamsFile(const std::string &path);
-llvm::Error saveParamsFile(const std::string &path, const NamedTensors &params);
+/// `comment` (any lines) is written after the header line, each line as a
+/// comment: what travels with the parameters (ROC's cost model of a
+/// --partition run, runtime/distributed/Partitioner.h).
+llvm::Error saveParamsFile(const std::string &path, const NamedTensors &params,
+                           llvm::StringRef comment = "");
 
 } // namespace saga
 

@@ -4,6 +4,7 @@
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/distributed/Distribution.h"
+#include "runtime/sample/MiniBatches.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -144,6 +145,46 @@ private:
   uint64_t steps = 0;
 };
 
+/// One epoch of mini-batch steps; the whole graph is bound again after
+/// it. Returns the loss averaged over the epoch's seeds.
+llvm::Expected<double>
+trainBatches(Model &model, MiniBatches &batches, Optimizer &optimizer,
+             const TrainOptions &options, unsigned epoch,
+             std::chrono::steady_clock::time_point start, int64_t &done) {
+  batches.startEpoch(epoch);
+  const int64_t total = batches.batchesPerEpoch();
+  const uint64_t seed = epochSeed(options.seed, epoch);
+  double lossSum = 0;
+  int64_t seeds = 0;
+  done = 0;
+  while (true) {
+    ForwardOptions f = options.execution;
+    auto batch = batches.bindNext(f);
+    if (!batch)
+      return batch.takeError();
+    if (!*batch)
+      break;
+    auto step = model.trainStep(f, epochSeed(seed, uint64_t(done)));
+    if (!step)
+      return step.takeError();
+    if (llvm::Error e = optimizer.step(step->gradients))
+      return std::move(e);
+    int64_t n = (*batch)->sample.seeds();
+    lossSum += step->loss * double(n);
+    seeds += n;
+    ++done;
+    if (options.batchProgress)
+      options.batchProgress(
+          epoch, done, total,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                        start)
+              .count());
+  }
+  if (llvm::Error e = batches.bindWhole())
+    return std::move(e);
+  return seeds ? lossSum / double(seeds) : 0.0;
+}
+
 } // namespace
 
 llvm::Expected<TrainResult>
@@ -202,18 +243,27 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
   evaluation.argmaxPrediction = true; // classes are all accuracy needs
   for (unsigned epoch = first; epoch <= options.epochs; ++epoch) {
     auto start = std::chrono::steady_clock::now();
-    auto stepResult = model.trainStep(trainMask, epochSeed(options.seed, epoch));
-    if (!stepResult)
-      return stepResult.takeError();
-    if (llvm::Error e = optimizer.step(stepResult->gradients))
-      return std::move(e);
+    EpochStats s;
+    s.epoch = epoch;
+    if (options.batches) {
+      auto loss = trainBatches(model, *options.batches, optimizer, options,
+                               epoch, start, s.batches);
+      if (!loss)
+        return loss.takeError();
+      s.loss = *loss;
+    } else {
+      auto stepResult =
+          model.trainStep(trainMask, epochSeed(options.seed, epoch));
+      if (!stepResult)
+        return stepResult.takeError();
+      if (llvm::Error e = optimizer.step(stepResult->gradients))
+        return std::move(e);
+      s.loss = stepResult->loss;
+      s.chunked = stepResult->chunked;
+    }
     auto eval = model.forward(evaluation);
     if (!eval)
       return eval.takeError();
-    EpochStats s;
-    s.epoch = epoch;
-    s.loss = stepResult->loss;
-    s.chunked = stepResult->chunked;
     // Right and all, per split, over all parts.
     double counts[6];
     const std::vector<int32_t> *lists[3] = {&split.train, &split.val,

@@ -19,6 +19,8 @@
 
 namespace saga {
 
+class MiniBatches;
+
 struct TrainOptions {
   unsigned epochs = 200;
   double learningRate = 0.01;
@@ -41,6 +43,14 @@ struct TrainOptions {
   /// and checkpoints (all of them read a checkpoint to resume).
   Distribution *dist = nullptr;
   bool writes = true;
+  /// Mini-batch training (runtime/sample/MiniBatches.h): each epoch's
+  /// steps run on these sampled batches in turn (the seeds the loss mask,
+  /// one optimiser step each; the dropout seed a function of seed, epoch
+  /// and batch), evaluation on the whole graph. Null: full batch.
+  MiniBatches *batches = nullptr;
+  /// With batches: called after each batch (epoch, batches done, batches
+  /// in the epoch, seconds since the epoch began), for progress lines.
+  std::function<void(unsigned, int64_t, int64_t, double)> batchProgress;
 };
 
 /// Labels and the split for node classification.
@@ -55,6 +65,7 @@ struct EpochStats {
   double trainAcc = 0, valAcc = 0, testAcc = 0;
   double seconds = 0;
   ChunkedStats chunked; // the training step's, under a memory budget
+  int64_t batches = 0;  // mini-batches trained on (0: full batch)
 };
 
 struct TrainResult {

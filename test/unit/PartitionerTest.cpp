@@ -3,6 +3,8 @@
 #include "runtime/distributed/Partitioner.h"
 #include "runtime/graph/Synthetic.h"
 
+#include "llvm/ADT/StringExtras.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -156,7 +158,15 @@ TEST(Partitioner, ACostModelFileWithErrorsSaysWhere) {
     std::string msg = llvm::toString(m.takeError());
     EXPECT_NE(msg.find(what), std::string::npos) << msg;
   };
-  expectError("nonsense\n", "line 1: expected 'saga-cost-model 1'");
+  expectError("nonsense\n", "no cost model here");
+  expectError("saga-cost-model 2\n", "line 1: expected 'saga-cost-model 1'");
+  // Inside a parameter file, the line is the file's.
+  expectError("W 1 2\n0.5 0.25\n# saga-cost-model 1\n# widths 16\n"
+              "# vertices x\n# in_edges 1\n# neighbour_runs 0\n"
+              "# mean_run_length 0\n# out_edges 0\n",
+              "line 5: weight 'x' is not a non-negative number");
+  expectError("W 1 2\n0.5 0.25\n# saga-cost-model 1\n# widths 16\n",
+              "line 4: expected the widths and 5 weights");
   expectError("saga-cost-model 1\nwidths 16\nvertices 1\n", "weights, one per line");
   expectError("saga-cost-model 1\nwidths 0\nvertices 1\nin_edges 1\n"
               "neighbour_runs 0\nmean_run_length 0\nout_edges 0\n",
@@ -164,6 +174,83 @@ TEST(Partitioner, ACostModelFileWithErrorsSaysWhere) {
   expectError("saga-cost-model 1\nwidths 16\nvertices 1\nin_edges -1\n"
               "neighbour_runs 0\nmean_run_length 0\nout_edges 0\n",
               "line 4: weight '-1' is not a non-negative number");
+}
+
+// ROC's online refinement: each refinement adds one sample per worker of
+// the cut it is running (the same cut each time), fitted with the current
+// weights as a prior. From the unfitted prior (a unit per vertex and
+// in-edge), the refined model predicts the running cut's steps, a cut by
+// it balances the true cost better than the prior's, and a second round on
+// that cut improves the held-out prediction further. Saved as comment
+// lines of a parameter file, it reads back.
+TEST(Partitioner, OnlineRefinementLearnsFromTheRunningCut) {
+  Graph g = rmat(13, 8, 5);
+  CostModel truth({16, 7});
+  truth.setWeights({2e-7, 1e-8, 5e-8, 0, 3e-9});
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0.0, 0.02);
+  auto range = [&](const Partitioning &p, int64_t k) {
+    return std::pair{p.bounds[size_t(k)], p.bounds[size_t(k) + 1]};
+  };
+  auto trueCosts = [&](const Partitioning &p) {
+    std::vector<double> c;
+    for (int64_t k = 0; k < p.parts(); ++k) {
+      auto [b, e] = range(p, k);
+      c.push_back(truth.predict(truth.inputs(g, b, e)));
+    }
+    return c;
+  };
+  auto heldOutError = [&](const CostModel &m) {
+    // Relative error after the best common scale (the prior is in units).
+    Partitioning p = partitionByVertices(g, 6);
+    std::vector<double> ratio;
+    for (int64_t k = 0; k < p.parts(); ++k) {
+      auto [b, e] = range(p, k);
+      ratio.push_back(m.predict(m.inputs(g, b, e)) /
+                      truth.predict(truth.inputs(g, b, e)));
+    }
+    double mean = std::accumulate(ratio.begin(), ratio.end(), 0.0) / 6;
+    double worst = 0;
+    for (double r : ratio)
+      worst = std::max(worst, std::fabs(r / mean - 1));
+    return worst;
+  };
+  CostModel model({16, 7});
+  model.setWeights({1, 1, 0, 0, 0});
+  const double priorError = heldOutError(model);
+  std::vector<CostModel::Sample> samples;
+  auto refineOn = [&](const Partitioning &p, int rounds) {
+    double rms = 0;
+    for (int round = 0; round < rounds; ++round) {
+      for (int64_t k = 0; k < p.parts(); ++k) {
+        auto [b, e] = range(p, k);
+        CostFeatures in = model.inputs(g, b, e);
+        samples.push_back({in, truth.predict(in) * (1 + noise(rng))});
+      }
+      rms = model.refine(samples, 0.1);
+    }
+    return rms;
+  };
+  Partitioning first = partitionByCost(g, 4, model);
+  EXPECT_LT(refineOn(first, 3), 0.1);
+  Partitioning second = partitionByCost(g, 4, model);
+  EXPECT_LT(imbalance(trueCosts(second)), imbalance(trueCosts(first)));
+  EXPECT_LT(imbalance(trueCosts(second)), 1.10);
+  const double onceError = heldOutError(model);
+  EXPECT_LT(onceError, priorError);
+  refineOn(second, 3);
+  EXPECT_LE(heldOutError(model), onceError * 1.05);
+  // No samples or no prior strength: as fit().
+  CostModel copy = model;
+  EXPECT_DOUBLE_EQ(copy.refine({}, 0.1), 0.0);
+  EXPECT_EQ(copy.weights(), model.weights());
+
+  auto back = CostModel::parse("GCNConv#0.W 1 2\n0.5 0.25\n# " +
+                               llvm::join(llvm::split(model.serialize(), '\n'),
+                                          "\n# "));
+  ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+  for (int k = 0; k < kCostFeatures; ++k)
+    EXPECT_DOUBLE_EQ(back->weights()[size_t(k)], model.weights()[size_t(k)]);
 }
 
 // METIS's parts come back as contiguous ranges of a relabelled graph: the

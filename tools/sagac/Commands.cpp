@@ -442,12 +442,67 @@ int saga::runTrain(const TrainCommandOptions &options) {
       t.epochs, t.optimizer == TrainOptions::Adam ? "Adam" : "SGD",
       t.learningRate, (unsigned long long)t.seed, split.train.size(),
       split.val.size(), split.test.size());
+  std::unique_ptr<MiniBatches> batches;
+  if (options.batches.batchSize > 0) {
+    if (options.run.memoryBudget > 0 || session->file)
+      return fail(llvm::createStringError(
+          "--batch-size trains in memory: no --memory-budget"));
+    auto made = MiniBatches::create(*session->model, session->graph,
+                                    split.train, options.batches, t.seed);
+    if (!made)
+      return fail(made.takeError());
+    batches = std::move(*made);
+    t.batches = batches.get();
+    std::string fanouts;
+    for (int64_t f : options.batches.fanouts)
+      fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
+    llvm::outs() << llvm::format(
+        "mini-batches of %lld seeds, fan-out %s (input layer first), %lld "
+        "per epoch, prepared on a loader thread (%u sampler thread%s); "
+        "evaluation on the whole graph\n",
+        (long long)options.batches.batchSize, fanouts.c_str(),
+        (long long)batches->batchesPerEpoch(), options.batches.samplerThreads,
+        options.batches.samplerThreads == 1 ? "" : "s");
+    // A progress line on the terminal every second of a long epoch.
+    if (!options.quiet && llvm::errs().is_displayed()) {
+      auto last = std::make_shared<double>(0.0);
+      t.batchProgress = [last, epochs = t.epochs](unsigned epoch, int64_t done,
+                                                  int64_t total,
+                                                  double seconds) {
+        if (seconds - *last < 1.0 && done < total)
+          return;
+        *last = done < total ? seconds : 0.0;
+        double rate = seconds > 0 ? double(done) / seconds : 0.0;
+        llvm::errs() << llvm::format(
+            "\repoch %u/%u: %lld/%lld batches, %.1f batches/s, %.0f s left ",
+            epoch, epochs, (long long)done, (long long)total, rate,
+            rate > 0 ? double(total - done) / rate : 0.0);
+        if (done == total)
+          llvm::errs() << "\r\x1b[K";
+      };
+    }
+  }
+  MiniBatchStats lastBatches;
   auto result = train(*session->model, split, t, [&](const EpochStats &s) {
     if (options.quiet)
       return;
     llvm::outs() << llvm::format(
-        "epoch %4u/%u  loss %.4f  train %.4f  val %.4f  %.1f ms\n", s.epoch,
+        "epoch %4u/%u  loss %.4f  train %.4f  val %.4f  %.1f ms", s.epoch,
         t.epochs, s.loss, s.trainAcc, s.valAcc, s.seconds * 1e3);
+    if (batches) {
+      const MiniBatchStats &b = batches->stats();
+      double n = double(b.batches - lastBatches.batches);
+      llvm::outs() << llvm::format(
+          "  (%lld batches, %.1f/s; per batch %.0f rows, %.0f edges, "
+          "%.1f ms preparing, %.1f ms waited for)",
+          (long long)s.batches, s.seconds > 0 ? double(s.batches) / s.seconds : 0.0,
+          n > 0 ? double(b.rows - lastBatches.rows) / n : 0.0,
+          n > 0 ? double(b.edges - lastBatches.edges) / n : 0.0,
+          n > 0 ? (b.prepareSeconds - lastBatches.prepareSeconds) / n * 1e3 : 0.0,
+          n > 0 ? (b.waitSeconds - lastBatches.waitSeconds) / n * 1e3 : 0.0);
+      lastBatches = b;
+    }
+    llvm::outs() << "\n";
     llvm::outs().flush();
   });
   if (!result)

@@ -5,6 +5,7 @@
 
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
+#include "runtime/sample/MiniBatches.h"
 #include "runtime/train/Trainer.h"
 
 #include <string>
@@ -47,6 +48,9 @@ struct RunOptions {
   /// Halo exchanges run while the rows that do not need them compute
   /// (false: each exchange completes before its kernel starts).
   bool haloOverlap = true;
+  /// ROC's cost model refined from the ranks' measured steps every this
+  /// many epochs (0: never).
+  unsigned refineEvery = 5;
 };
 
 /// Binds the dataset to the model's inputs by kind: its f32 vertex input
@@ -70,6 +74,9 @@ struct TrainCommandOptions {
   TrainOptions train; // epochs, optimiser, checkpoints, ...
   std::string saveParams; // write the trained parameters (text) here
   bool quiet = false;     // no per-epoch lines
+  /// Mini-batch training (runtime/sample/MiniBatches.h): batchSize 0 is
+  /// full batch; the fan-outs per layer, input layer first.
+  MiniBatchOptions batches;
 };
 
 /// Trains the model on the dataset's training split, printing a line per

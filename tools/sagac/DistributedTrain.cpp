@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <optional>
 #include <unistd.h>
 
 using namespace saga;
@@ -41,7 +42,7 @@ double since(std::chrono::steady_clock::time_point start) {
 
 /// The cut rank 0 makes (or reads), for the whole graph `g`.
 llvm::Expected<SavedPartitioning> cut(const RunOptions &o, const Graph &g,
-                                      int64_t ranks) {
+                                      int64_t ranks, const CostModel &cost) {
   if (!o.partitionFile.empty() && llvm::sys::fs::exists(o.partitionFile)) {
     auto buffer = llvm::MemoryBuffer::getFile(o.partitionFile);
     if (!buffer)
@@ -73,22 +74,7 @@ llvm::Expected<SavedPartitioning> cut(const RunOptions &o, const Graph &g,
   } else if (o.partition == "edges") {
     s.parts = partitionByInEdges(g, ranks);
   } else if (o.partition == "roc") {
-    CostModel model;
-    // Unfitted: every vertex and every in-edge cost one unit (a prior
-    // until a fitted model is given).
-    model.setWeights({1, 1, 0, 0, 0});
-    if (!o.costModel.empty()) {
-      auto buffer = llvm::MemoryBuffer::getFile(o.costModel);
-      if (!buffer)
-        return llvm::createStringError("cannot read " + o.costModel + ": " +
-                                       buffer.getError().message());
-      auto parsed = CostModel::parse((*buffer)->getBuffer().str());
-      if (!parsed)
-        return llvm::createStringError(o.costModel + ": " +
-                                       llvm::toString(parsed.takeError()));
-      model = std::move(*parsed);
-    }
-    s.parts = partitionByCost(g, ranks, model);
+    s.parts = partitionByCost(g, ranks, cost);
   } else { // metis (the options were checked before MPI started)
     auto p = partitionByMetis(g, ranks, s.order);
     if (!p)
@@ -108,6 +94,32 @@ llvm::Expected<SavedPartitioning> cut(const RunOptions &o, const Graph &g,
       return llvm::createStringError("cannot write " + o.partitionFile);
   }
   return s;
+}
+
+/// How strongly a refinement keeps the weights it starts from (rows per
+/// feature, against one per sample; Partitioner.h's CostModel::refine).
+constexpr double kCostPriorStrength = 0.1;
+
+/// ROC's cost model at this model's layer widths: --cost-model's weights
+/// (a cost model file, or a parameter file a --partition run saved), else
+/// an unfitted prior, one unit per vertex and per in-edge.
+llvm::Expected<CostModel> loadCostModel(const RunOptions &o, const Model &m) {
+  CostModel cost(m.layerWidths());
+  cost.setWeights({1, 1, 0, 0, 0});
+  if (o.costModel.empty())
+    return cost;
+  auto buffer = llvm::MemoryBuffer::getFile(o.costModel);
+  if (!buffer)
+    return llvm::createStringError("cannot read " + o.costModel + ": " +
+                                   buffer.getError().message());
+  auto parsed = CostModel::parse((*buffer)->getBuffer().str());
+  if (!parsed)
+    return llvm::createStringError(o.costModel + ": " +
+                                   llvm::toString(parsed.takeError()));
+  // Only the weights: a cost is per unit of width, and the cut depends on
+  // costs' ratios only.
+  cost.setWeights(parsed->weights());
+  return cost;
 }
 
 /// Sends rank 0's cut to every rank (an empty method: rank 0 failed).
@@ -222,10 +234,15 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   };
   Graph g = buildGraph();
 
+  auto loadedCost = loadCostModel(o, m);
+  if (!loadedCost)
+    return fail(loadedCost.takeError());
+  CostModel cost = std::move(*loadedCost);
+
   SavedPartitioning s;
   auto cutStart = std::chrono::steady_clock::now();
   if (rank == 0) {
-    auto made = cut(o, g, ranks);
+    auto made = cut(o, g, ranks, cost);
     if (!made)
       return fail(made.takeError());
     s = std::move(*made);
@@ -271,6 +288,13 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   std::vector<int64_t> every(size_t(kStats * ranks));
   MPI_Gather(mine, kStats, MPI_INT64_T, every.data(), kStats, MPI_INT64_T, 0,
              comm);
+  // ROC's model is refined from every rank's measured steps: its part's
+  // inputs; rank 0 keeps the whole graph to say what a cut by the refined
+  // model would predict.
+  const CostFeatures costInputs = cost.inputs(g, part.begin, part.end);
+  std::optional<Graph> whole;
+  if (rank == 0 && o.refineEvery > 0)
+    whole = std::move(g);
   g = Graph();
 
   out << llvm::format("graph %s: %d vertices; %d ranks, partition %s (cut in "
@@ -325,8 +349,57 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     d.exposedSeconds = now.exposedSeconds - then.exposedSeconds;
     return d.overlapFraction();
   };
+  std::vector<CostModel::Sample> costSamples;
+  double computeSeconds = 0; // this rank's, since the last refinement
+  unsigned epochsMeasured = 0;
+  // ROC's online refinement: every --refine-every epochs, each rank's mean
+  // compute time per epoch (the epoch less its time in exchanges) is a
+  // sample of its part's cost; all ranks fit the same samples the same way.
+  auto refine = [&](unsigned epoch) {
+    constexpr int kRow = kCostFeatures + 1;
+    double row[kRow];
+    std::copy(costInputs.begin(), costInputs.end(), row);
+    row[kCostFeatures] = computeSeconds / double(epochsMeasured);
+    std::vector<double> rows(size_t(kRow * ranks));
+    MPI_Allgather(row, kRow, MPI_DOUBLE, rows.data(), kRow, MPI_DOUBLE, comm);
+    std::vector<double> measured, predictedBefore, predicted;
+    for (int q = 0; q < ranks; ++q) {
+      CostModel::Sample sample;
+      std::copy(rows.begin() + q * kRow, rows.begin() + q * kRow + kCostFeatures,
+                sample.inputs.begin());
+      sample.seconds = rows[size_t(q * kRow + kCostFeatures)];
+      measured.push_back(sample.seconds);
+      predictedBefore.push_back(cost.predict(sample.inputs));
+      costSamples.push_back(sample);
+    }
+    double rms = cost.refine(costSamples, kCostPriorStrength);
+    for (int q = 0; q < ranks; ++q)
+      predicted.push_back(cost.predict(costSamples[costSamples.size() - size_t(ranks) + size_t(q)].inputs));
+    out << llvm::format("cost model refined at epoch %u from %zu samples: fit "
+                        "error %.1f%% RMS; this cut's compute max/mean %.3f "
+                        "(predicted %.3f before, %.3f now)",
+                        epoch, costSamples.size(), 100 * rms,
+                        imbalance(measured), imbalance(predictedBefore),
+                        imbalance(predicted));
+    if (whole) {
+      // How far a cut by the refined model would move the bounds.
+      Partitioning recut = partitionByCost(*whole, ranks, cost);
+      int64_t moved = 0;
+      for (int q = 1; q < ranks; ++q)
+        moved += std::abs(int64_t(recut.bounds[size_t(q)]) -
+                          int64_t(s.parts.bounds[size_t(q)]));
+      out << llvm::format("; a cut by it would move %lld vertices (%.1f%%)",
+                          (long long)moved,
+                          100.0 * double(moved) / double(whole->numVertices));
+    }
+    out << "\n";
+    computeSeconds = 0;
+    epochsMeasured = 0;
+  };
   auto result = train(m, split, t, [&](const EpochStats &e) {
     ExchangeCounters c = dist.counters();
+    computeSeconds += std::max(0.0, e.seconds - (c.seconds - last.seconds));
+    ++epochsMeasured;
     if (!options.quiet)
       out << llvm::format("epoch %4u/%u  loss %.4f  train %.4f  val %.4f  "
                           "%.1f ms  (rank 0 sent %.1f KiB, %.1f ms in "
@@ -338,8 +411,10 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                               1024,
                           (c.seconds - last.seconds) * 1e3,
                           100 * overlapSince(c, last));
-    out.flush();
     last = c;
+    if (o.refineEvery > 0 && e.epoch % o.refineEvery == 0)
+      refine(e.epoch);
+    out.flush();
   });
   if (!result)
     return fail(result.takeError());
@@ -378,7 +453,14 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     NamedTensors params;
     for (const ValueInfo &p : m.params())
       params.emplace_back(p.name, *m.param(p.name));
-    if (llvm::Error e = saveParamsFile(options.saveParams, params))
+    // With ROC's refined model: a later run reads it with --cost-model.
+    if (llvm::Error e = saveParamsFile(
+            options.saveParams, params,
+            std::string(o.refineEvery > 0
+                            ? "ROC's cost model, refined from this run's "
+                              "steps:\n"
+                            : "ROC's cost model of this run:\n") +
+                cost.serialize()))
       return fail(std::move(e));
   }
   out.flush();

@@ -201,6 +201,27 @@ cl::opt<bool> haloOverlap(
              "while the halo exchange is in flight (default true; false "
              "measures what it saves)"),
     cl::init(true), cl::sub(trainCommand));
+cl::opt<unsigned> refineEvery(
+    "refine-every",
+    cl::desc("With --partition: refine ROC's cost model from the ranks' "
+             "measured steps every N epochs, saved with --save-params "
+             "(default 5; 0: never)"),
+    cl::init(5), cl::value_desc("N"), cl::sub(trainCommand));
+cl::opt<int64_t> batchSize(
+    "batch-size",
+    cl::desc("Mini-batch training: seed vertices per batch, their "
+             "neighbourhoods sampled by --fanout (default 0: full batch)"),
+    cl::init(0), cl::value_desc("N"), cl::sub(trainCommand));
+cl::list<int64_t> fanout(
+    "fanout",
+    cl::desc("With --batch-size: neighbours sampled per layer, input layer "
+             "first (10,25; -1 takes all)"),
+    cl::CommaSeparated, cl::value_desc("F1,F2,..."), cl::sub(trainCommand));
+cl::opt<unsigned> samplerThreads(
+    "sampler-threads",
+    cl::desc("With --batch-size: threads sampling and gathering the next "
+             "batches while one trains (default 1)"),
+    cl::init(1), cl::value_desc("N"), cl::sub(trainCommand));
 cl::opt<bool> quiet("quiet", cl::desc("No per-epoch progress lines"),
                     cl::init(false), cl::sub(trainCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
@@ -397,12 +418,32 @@ int main(int argc, char **argv) {
     options.run.costModel = costModelFile;
     options.run.partitionFile = partitionFile;
     options.run.haloOverlap = haloOverlap;
+    options.run.refineEvery = refineEvery;
+    options.batches.batchSize = batchSize;
+    options.batches.fanouts.assign(fanout.begin(), fanout.end());
+    options.batches.samplerThreads = samplerThreads;
+    if (batchSize == 0 && (fanout.getNumOccurrences() ||
+                           samplerThreads.getNumOccurrences())) {
+      llvm::errs() << "sagac: error: --fanout and --sampler-threads need "
+                      "--batch-size\n";
+      return 1;
+    }
+    if (batchSize < 0) {
+      llvm::errs() << "sagac: error: --batch-size must be positive, not "
+                   << batchSize << "\n";
+      return 1;
+    }
+    if (batchSize > 0 && !partition.empty()) {
+      llvm::errs() << "sagac: error: --batch-size does not train across "
+                      "ranks (--partition) yet\n";
+      return 1;
+    }
     if (!partition.empty())
       return saga::runDistributedTrain(options);
     if (!costModelFile.empty() || !partitionFile.empty() ||
-        haloOverlap.getNumOccurrences()) {
-      llvm::errs() << "sagac: error: --cost-model, --partition-file and "
-                      "--halo-overlap need --partition\n";
+        haloOverlap.getNumOccurrences() || refineEvery.getNumOccurrences()) {
+      llvm::errs() << "sagac: error: --cost-model, --partition-file, "
+                      "--halo-overlap and --refine-every need --partition\n";
       return 1;
     }
     return saga::runTrain(options);

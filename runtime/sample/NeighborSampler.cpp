@@ -1,0 +1,146 @@
+//===- NeighborSampler.cpp - sampled neighbourhoods of seed vertices ------===//
+
+#include "runtime/sample/NeighborSampler.h"
+
+#include "runtime/exec/ThreadPool.h"
+
+#include <algorithm>
+
+using namespace saga;
+
+namespace {
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/// SplitMix64 from a key: independent streams per (seed, batch, vertex).
+struct Stream {
+  uint64_t state;
+  uint64_t next() { return mix(state += 0x9e3779b97f4a7c15ULL); }
+  /// Uniform in [0, n) (Lemire's multiply-shift; the bias is below 2^-32
+  /// for the degrees a 32-bit graph has).
+  uint64_t below(uint64_t n) {
+    return uint64_t((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+};
+
+constexpr int64_t kVerticesPerTask = 256;
+} // namespace
+
+void SampledBatch::block(int64_t layer, int64_t *dstRows, int64_t *srcRows,
+                         int64_t *edges) const {
+  const int64_t l = layers();
+  *dstRows = levels[size_t(l - 1 - layer)];
+  *srcRows = levels[size_t(l - layer)];
+  *edges = dstEdges[size_t(*dstRows)];
+}
+
+NeighborSampler::NeighborSampler(const Graph &graph,
+                                 std::vector<int64_t> fanouts, uint64_t seed)
+    : g(graph), fanouts_(std::move(fanouts)), seed(seed) {}
+
+void NeighborSampler::choose(int32_t v, int64_t fanout, uint64_t batchKey,
+                             std::vector<int64_t> &positions) const {
+  positions.clear();
+  const int64_t begin = g.inOffsets[size_t(v)], end = g.inOffsets[size_t(v) + 1];
+  // The added self loop (the graph's, not the data's) is no candidate: it
+  // is v's last in-edge from v (ids of added loops follow the data's).
+  int64_t loop = -1;
+  if (g.selfLoops) {
+    auto first = g.inSources.begin() + begin, last = g.inSources.begin() + end;
+    loop = (std::upper_bound(first, last, v) - g.inSources.begin()) - 1;
+  }
+  const int64_t d = end - begin - (loop >= 0 ? 1 : 0);
+  auto position = [&](int64_t i) {
+    int64_t p = begin + i;
+    return loop >= 0 && p >= loop ? p + 1 : p;
+  };
+  if (fanout < 0 || fanout >= d) {
+    for (int64_t i = 0; i < d; ++i)
+      positions.push_back(position(i));
+    return;
+  }
+  // Floyd's algorithm: a uniform k-subset of [0, d) in k draws.
+  Stream s{mix(seed ^ mix(batchKey + 0x632be59bd9b4e019ULL) ^
+               mix(uint64_t(v) + 0x8cb92ba72f3d8dd7ULL))};
+  for (int64_t j = d - fanout; j < d; ++j) {
+    int64_t t = int64_t(s.below(uint64_t(j + 1)));
+    bool taken = std::find(positions.begin(), positions.end(), t) !=
+                 positions.end();
+    positions.push_back(taken ? j : t);
+  }
+  std::sort(positions.begin(), positions.end());
+  for (int64_t &p : positions)
+    p = position(p);
+}
+
+SampledBatch NeighborSampler::sample(const std::vector<int32_t> &seeds,
+                                     uint64_t batchKey, ThreadPool *pool) {
+  if (localRow.size() != size_t(g.numVertices)) {
+    localRow.assign(size_t(g.numVertices), 0);
+    stamp.assign(size_t(g.numVertices), 0);
+    generation = 0;
+  }
+  if (++generation == 0) { // wrapped: no stale stamp may match
+    std::fill(stamp.begin(), stamp.end(), 0u);
+    generation = 1;
+  }
+  SampledBatch b;
+  auto reach = [&](int32_t u) {
+    if (stamp[size_t(u)] != generation) {
+      stamp[size_t(u)] = generation;
+      localRow[size_t(u)] = int32_t(b.vertices.size());
+      b.vertices.push_back(u);
+    }
+    return localRow[size_t(u)];
+  };
+  for (int32_t s : seeds)
+    reach(s);
+  b.levels.push_back(int64_t(b.vertices.size()));
+  b.dstEdges.push_back(0);
+  const int64_t layers = int64_t(fanouts_.size());
+  std::vector<int64_t> offsets, picks;
+  for (int64_t hop = 1; hop <= layers; ++hop) {
+    const int64_t fanout = fanouts_[size_t(layers - hop)];
+    const int64_t from = hop == 1 ? 0 : b.levels[size_t(hop - 2)],
+                  to = b.levels[size_t(hop - 1)];
+    // Each frontier vertex's draw, in parallel, into its slice of `picks`.
+    offsets.assign(size_t(to - from) + 1, 0);
+    for (int64_t r = from; r < to; ++r) {
+      int32_t v = b.vertices[size_t(r)];
+      int64_t d = g.inDegree(v) - (g.selfLoops ? 1 : 0);
+      offsets[size_t(r - from) + 1] =
+          offsets[size_t(r - from)] + (fanout < 0 ? d : std::min(d, fanout));
+    }
+    picks.resize(size_t(offsets.back()));
+    auto task = [&](int64_t t) {
+      std::vector<int64_t> positions;
+      int64_t lo = from + t * kVerticesPerTask,
+              hi = std::min(to, lo + kVerticesPerTask);
+      for (int64_t r = lo; r < hi; ++r) {
+        choose(b.vertices[size_t(r)], fanout, batchKey, positions);
+        std::copy(positions.begin(), positions.end(),
+                  picks.begin() + offsets[size_t(r - from)]);
+      }
+    };
+    int64_t tasks = (to - from + kVerticesPerTask - 1) / kVerticesPerTask;
+    if (pool)
+      pool->parallelFor(tasks, task);
+    else
+      for (int64_t t = 0; t < tasks; ++t)
+        task(t);
+    // New vertices in order of first appearance: the same for any threads.
+    for (int64_t r = from; r < to; ++r) {
+      for (int64_t i = offsets[size_t(r - from)];
+           i < offsets[size_t(r - from) + 1]; ++i) {
+        b.src.push_back(reach(g.inSources[size_t(picks[size_t(i)])]));
+        b.dst.push_back(int32_t(r));
+      }
+      b.dstEdges.push_back(int64_t(b.src.size()));
+    }
+    b.levels.push_back(int64_t(b.vertices.size()));
+  }
+  return b;
+}
