@@ -528,7 +528,14 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.dist = impl->dist;
   ec.degrees = options.degrees;
   ec.vertexIds = options.vertexIds;
-  if ((options.degrees || options.vertexIds) &&
+  ec.rowLevels = options.rowLevels;
+  if (!options.rowLevels.empty() &&
+      (options.rowLevels.back() != g.numVertices ||
+       !std::is_sorted(options.rowLevels.begin(), options.rowLevels.end()) ||
+       options.rowLevels.front() < 0))
+    return llvm::createStringError("row levels must ascend to the graph's "
+                                   "vertex count");
+  if ((options.degrees || options.vertexIds || !options.rowLevels.empty()) &&
       (options.memoryBudget > 0 || impl->cuda || impl->dist))
     return llvm::createStringError(
         "a sampled graph's degrees and ids run in memory on the CPU, on one "

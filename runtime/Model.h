@@ -111,6 +111,11 @@ struct ForwardOptions {
   /// graph's own. In memory, on the CPU.
   const std::vector<float> *degrees = nullptr;
   const std::vector<int32_t> *vertexIds = nullptr;
+  /// A sampled batch's rows in hop order: rows [0, rowLevels[k]) lie within
+  /// k hops of the loss mask, which is rows [0, rowLevels[0]); the plan's
+  /// ops then compute only the rows the loss depends on (a layer over its
+  /// message-flow block). Empty: all rows.
+  std::vector<int64_t> rowLevels;
 };
 
 struct TrainStepResult {

@@ -5,6 +5,7 @@
 #include "runtime/exec/FastExp.h"
 
 #include "runtime/exec/KernelDevice.h"
+#include "runtime/exec/RowExtents.h"
 #include "runtime/distributed/Distribution.h"
 #include "codegen/KernelEmitter.h"
 #include "dialect/Saga.h"
@@ -22,7 +23,9 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <map>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 using namespace mlir;
@@ -66,7 +69,7 @@ private:
   int64_t intervalsFor(func::FuncOp kernel, bool reversed) const;
   llvm::Error linear(LinearOp op);
   void rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
-               bool transposeWeight);
+               bool transposeWeight, const std::vector<int64_t> &blocks);
   llvm::Error scalarOp(Operation *op);
   double crossEntropy(const Tensor &logits, const Tensor &labels);
   /// The rows a loss reads: the loss mask, or every row.
@@ -100,6 +103,16 @@ private:
   llvm::Error gradients(Operation *op);
 
   std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
+  /// On a sampled batch (ctx.rowLevels): the rows each op computes
+  /// (runtime/exec/RowExtents.h) and their row blocks.
+  std::optional<RowExtents> extents;
+  enum BlockKind { kMapBlocks, kInBlocks, kOutBlocks };
+  std::map<std::pair<int, int64_t>, std::vector<int64_t>> extentBlocks;
+  /// The row blocks `op` runs: of its extent on a sampled batch, else all
+  /// of `kind`'s.
+  const std::vector<int64_t> &blocksOf(Operation *op, BlockKind kind);
+  /// Zeros past a value's computed rows that a later op reads.
+  void zeroPastExtent(Operation *op);
   /// Local row ranges a kernel's tasks run, in order.
   using Ranges = std::vector<std::pair<int64_t, int64_t>>;
   static Ranges rangesOf(const std::vector<int64_t> &blocks);
@@ -355,7 +368,7 @@ llvm::Error Run::launch(LaunchOp op) {
     buffers.push_back(kernelBuffer(t->data(), t->numElements(), r.getType()));
   }
   const std::vector<int64_t> &blocks =
-      !overEdges ? mapBlocks : reversed ? outBlocks : inBlocks;
+      blocksOf(op, !overEdges ? kMapBlocks : reversed ? kOutBlocks : kInBlocks);
   int64_t phase = kPhaseWhole;
   FirstError failures; // a device's launch error, from any task
   auto runTask = [&](int64_t localBegin, int64_t localEnd) {
@@ -488,7 +501,8 @@ llvm::Error Run::launch(LaunchOp op) {
 }
 
 int64_t Run::intervalsFor(func::FuncOp kernel, bool reversed) const {
-  if (!ctx.chunks || ctx.sourceIntervals == 1 || !kernel || ctx.dist)
+  if (!ctx.chunks || ctx.sourceIntervals == 1 || !kernel || ctx.dist ||
+      extents)
     return 1;
   if (ctx.sourceIntervals > 1)
     return ctx.sourceIntervals;
@@ -564,8 +578,9 @@ llvm::Error Run::linear(LinearOp op) {
     n *= d;
   if (ctx.reuseBuffers && x->rowSize() == n && x->dtype() == DType::F32)
     if (Tensor *y = takeOver(op, op.getInput(), op.getResult())) {
-      ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t task) {
-        int64_t begin = mapBlocks[task], rows = mapBlocks[task + 1] - begin;
+      const std::vector<int64_t> &blocks = blocksOf(op, kMapBlocks);
+      ctx.pool->parallelFor(blocks.size() - 1, [&](int64_t task) {
+        int64_t begin = blocks[task], rows = blocks[task + 1] - begin;
         std::vector<float> block(size_t(rows * n));
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, n, n,
                     1.0f, y->f32() + begin * n, n, w->f32(), n, 0.0f,
@@ -575,16 +590,16 @@ llvm::Error Run::linear(LinearOp op) {
       return llvm::Error::success();
     }
   Tensor *y = allocate(op.getResult());
-  rowGemm(*x, *w, *y, /*transposeWeight=*/false);
+  rowGemm(*x, *w, *y, /*transposeWeight=*/false, blocksOf(op, kMapBlocks));
   return llvm::Error::success();
 }
 
 // y[v] = x[v] @ W (or W^T) for every vertex, one BLAS call per row block.
 void Run::rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
-                  bool transposeWeight) {
+                  bool transposeWeight, const std::vector<int64_t> &blocks) {
   int64_t k = x.rowSize(), n = y.rowSize();
-  ctx.pool->parallelFor(mapBlocks.size() - 1, [&](int64_t task) {
-    int64_t begin = mapBlocks[task], rows = mapBlocks[task + 1] - begin;
+  ctx.pool->parallelFor(blocks.size() - 1, [&](int64_t task) {
+    int64_t begin = blocks[task], rows = blocks[task + 1] - begin;
     cblas_sgemm(CblasRowMajor, CblasNoTrans,
                 transposeWeight ? CblasTrans : CblasNoTrans, rows, n, k, 1.0f,
                 x.f32() + begin * k, k, w.f32(), transposeWeight ? k : n, 0.0f,
@@ -718,11 +733,12 @@ llvm::Error Run::gradients(Operation *op) {
     }
     const Tensor *x = lookup(sum.getInput());
     Tensor *r = allocate(sum.getResult());
-    int64_t w = x->rowSize(), blocks = mapBlocks.size() - 1;
+    const std::vector<int64_t> &rowBlocks = blocksOf(op, kMapBlocks);
+    int64_t w = x->rowSize(), blocks = int64_t(rowBlocks.size()) - 1;
     std::vector<double> partial(size_t(sumBlocks * w), 0.0);
     ctx.pool->parallelFor(blocks, [&](int64_t t) {
-      addToBlockSums(x->f32() + mapBlocks[t] * w, mapBlocks[t],
-                     mapBlocks[t + 1], w, partial.data());
+      addToBlockSums(x->f32() + rowBlocks[t] * w, rowBlocks[t],
+                     rowBlocks[t + 1], w, partial.data());
     });
     finishBlockSums(partial, sumBlocks, w, r->f32());
     return sumOverParts(r->f32(), r->numElements());
@@ -731,7 +747,7 @@ llvm::Error Run::gradients(Operation *op) {
     // dx[v] = dy[v] @ W^T
     const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());
     Tensor *dx = allocate(lg.getResult());
-    rowGemm(*dy, *w, *dx, /*transposeWeight=*/true);
+    rowGemm(*dy, *w, *dx, /*transposeWeight=*/true, blocksOf(op, kMapBlocks));
     return llvm::Error::success();
   }
   if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
@@ -743,12 +759,14 @@ llvm::Error Run::gradients(Operation *op) {
     // for a 64 x 64 weight at 1M vertices).
     const Tensor *x = lookup(lw.getInput()), *dy = lookup(lw.getGradOutput());
     Tensor *dw = allocate(lw.getResult());
-    int64_t k = x->rowSize(), n = dy->rowSize(), blocks = mapBlocks.size() - 1;
-    int64_t slices = std::min(blocks, kWeightGradSlices);
+    const std::vector<int64_t> &rowBlocks = blocksOf(op, kMapBlocks);
+    int64_t k = x->rowSize(), n = dy->rowSize(),
+            blocks = int64_t(rowBlocks.size()) - 1;
+    int64_t slices = std::max<int64_t>(1, std::min(blocks, kWeightGradSlices));
     std::vector<float> partial(slices * k * n);
     ctx.pool->parallelFor(slices, [&](int64_t t) {
-      int64_t begin = mapBlocks[t * blocks / slices],
-              rows = mapBlocks[(t + 1) * blocks / slices] - begin;
+      int64_t begin = rowBlocks[t * blocks / slices],
+              rows = rowBlocks[(t + 1) * blocks / slices] - begin;
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, rows, 1.0f,
                   x->f32() + begin * k, k, dy->f32() + begin * n, n, 0.0f,
                   partial.data() + t * k * n, n);
@@ -800,6 +818,8 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   sumBlocks = (int64_t(g.numVertices) + kRowsPerTask - 1) / kRowsPerTask;
   if (ctx.dist)
     splitInterior();
+  if (!ctx.rowLevels.empty())
+    extents = rowExtents(model, int64_t(ctx.rowLevels.size()) - 1);
   Block &block = model.getBody().front();
   for (BlockArgument arg : block.getArguments())
     if (llvm::Error e = bindInput(model, arg))
@@ -871,8 +891,48 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
     } else if (llvm::Error e = scalarOp(&op)) {
       return std::move(e);
     }
+    if (extents)
+      zeroPastExtent(&op);
   }
   return errorAt(model, "model has no saga.return");
+}
+
+const std::vector<int64_t> &Run::blocksOf(Operation *op, BlockKind kind) {
+  const std::vector<int64_t> &whole =
+      kind == kMapBlocks ? mapBlocks : kind == kInBlocks ? inBlocks : outBlocks;
+  if (!extents)
+    return whole;
+  auto level = extents->opLevel.find(op);
+  if (level == extents->opLevel.end())
+    return whole;
+  int64_t rows = std::min(ctx.rowLevels[size_t(level->second)], whole.back());
+  if (rows == whole.back())
+    return whole;
+  auto [it, fresh] = extentBlocks.try_emplace({int(kind), rows});
+  if (fresh) {
+    const Graph &g = *ctx.graph;
+    it->second = rowBlocks(g,
+                           kind == kMapBlocks  ? nullptr
+                           : kind == kInBlocks ? &g.inOffsets
+                                               : &g.outOffsets,
+                           rows);
+  }
+  return it->second;
+}
+
+void Run::zeroPastExtent(Operation *op) {
+  for (Value r : op->getResults()) {
+    auto z = extents->zeroFill.find(r);
+    if (z == extents->zeroFill.end())
+      continue;
+    auto t = owned.find(r);
+    if (t == owned.end())
+      continue;
+    int64_t w = t->second->rowSize();
+    int64_t from = ctx.rowLevels[size_t(z->second.first)],
+            to = ctx.rowLevels[size_t(z->second.second)];
+    std::fill(t->second->f32() + from * w, t->second->f32() + to * w, 0.0f);
+  }
 }
 
 } // namespace

@@ -83,6 +83,10 @@ struct ExecutionContext {
   /// graph's own.
   const std::vector<float> *degrees = nullptr;
   const std::vector<int32_t> *vertexIds = nullptr;
+  /// A sampled batch in hop order (ForwardOptions::rowLevels): rows
+  /// [0, rowLevels[k]) lie within k hops of the loss rows; each op computes
+  /// only the rows it needs (runtime/exec/RowExtents.h). Empty: all rows.
+  std::vector<int64_t> rowLevels;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

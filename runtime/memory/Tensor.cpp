@@ -36,27 +36,32 @@ int64_t product(const std::vector<int64_t> &shape, size_t from) {
 } // namespace
 
 namespace {
-/// Freed large blocks, kept for the next allocation of the same size: a
-/// training step allocates the same tensors every epoch, and a block
-/// returned to the kernel comes back as fresh pages that must be faulted
-/// in and zeroed (a quarter of a GCN epoch at 1M vertices). The cache never
-/// raises the resident peak: live + cached bytes stay at or below the
+/// Freed large blocks, kept for the next allocation of about the same size:
+/// a training step allocates the same tensors every epoch (mini-batches
+/// tensors of a few rows more or less each batch), and a block returned to
+/// the kernel comes back as fresh pages that must be faulted in and zeroed
+/// (a quarter of a GCN epoch at 1M vertices). A request takes the smallest
+/// cached block of at least its size and at most a quarter more. The cache
+/// never raises the resident peak: live + cached bytes stay at or below the
 /// highest live total so far, evicting (largest first) on a miss.
 class BlockCache {
 public:
-  /// A cached block of exactly `bytes`, or null (allocate one: it is
-  /// counted as live either way).
-  void *take(size_t bytes) {
+  /// A cached block of `bytes` to `bytes` + 25 % (its size into `bytes`),
+  /// or null (allocate one of `bytes`: it is counted as live either way).
+  void *take(size_t &bytes) {
     std::lock_guard<std::mutex> lock(mutex);
-    live += bytes;
-    peak = std::max(peak, live);
-    auto it = blocks.find(bytes);
-    if (it != blocks.end()) {
+    auto it = blocks.lower_bound(bytes);
+    if (it != blocks.end() && it->first <= bytes + bytes / 4) {
       void *p = it->second;
+      bytes = it->first;
+      live += bytes;
+      peak = std::max(peak, live);
       blocks.erase(it);
       cached -= bytes;
       return p;
     }
+    live += bytes;
+    peak = std::max(peak, live);
     while (!blocks.empty() && live + cached > peak) {
       auto last = std::prev(blocks.end());
       std::free(last->second);
@@ -103,11 +108,14 @@ Tensor Tensor::uninitialized(std::vector<int64_t> shape, DType dtype) {
 Tensor::Tensor(std::vector<int64_t> shape, DType dtype, bool zero)
     : shape_(std::move(shape)), dtype_(dtype) {
   size_t bytes = static_cast<size_t>(product(shape_, 0)) * 4;
-  constexpr size_t kHuge = size_t(2) << 20;
-  bool huge = bytes >= 2 * kHuge;
-  size_t align = huge ? kHuge : 64;
+  // Blocks of 256 KiB and more are cached (page-aligned; from 4 MiB on in
+  // transparent huge pages); smaller ones come from malloc.
+  constexpr size_t kHuge = size_t(2) << 20, kCached = size_t(256) << 10;
+  bool cached = bytes >= kCached, huge = bytes >= 2 * kHuge;
+  size_t align = huge ? kHuge : cached ? 4096 : 64;
   size_t rounded = (std::max<size_t>(bytes, 4) + align - 1) / align * align;
-  auto *p = huge ? static_cast<uint32_t *>(blockCache().take(rounded)) : nullptr;
+  auto *p =
+      cached ? static_cast<uint32_t *>(blockCache().take(rounded)) : nullptr;
   if (!p) {
     p = static_cast<uint32_t *>(std::aligned_alloc(align, rounded));
     if (!p)
@@ -118,7 +126,7 @@ Tensor::Tensor(std::vector<int64_t> shape, DType dtype, bool zero)
   }
   if (zero)
     std::memset(p, 0, bytes);
-  data_ = std::unique_ptr<uint32_t[], Free>(p, Free(huge ? rounded : 0));
+  data_ = std::unique_ptr<uint32_t[], Free>(p, Free(cached ? rounded : 0));
 }
 
 Tensor Tensor::view(const Tensor &other) {

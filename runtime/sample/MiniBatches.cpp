@@ -128,7 +128,10 @@ MiniBatch MiniBatches::prepare(uint64_t epoch, int64_t index,
                             &pool);
   const SampledBatch &s = m.sample;
   const int64_t rows = int64_t(s.vertices.size());
+  auto sampled = std::chrono::steady_clock::now();
+  m.sampleSeconds = std::chrono::duration<double>(sampled - start).count();
   m.graph = Graph::build(int32_t(rows), s.src, s.dst, whole.selfLoops);
+  m.buildSeconds = secondsSince(sampled);
   // The rows the batch reads, gathered in parallel.
   const int64_t width = features.rowSize();
   m.features = Tensor::uninitialized({rows, width});
@@ -136,7 +139,15 @@ MiniBatch MiniBatches::prepare(uint64_t epoch, int64_t index,
   m.degrees.resize(size_t(rows));
   constexpr int64_t kRows = 1024;
   pool.parallelFor((rows + kRows - 1) / kRows, [&](int64_t t) {
-    for (int64_t r = t * kRows; r < std::min(rows, (t + 1) * kRows); ++r) {
+    const int64_t end = std::min(rows, (t + 1) * kRows);
+    for (int64_t r = t * kRows; r < end; ++r) {
+      // Rows far apart in a large matrix: the next ones fetched ahead.
+      if (r + 8 < end) {
+        const char *next = reinterpret_cast<const char *>(
+            features.f32() + int64_t(s.vertices[size_t(r + 8)]) * width);
+        for (int64_t b = 0; b < width * 4; b += 64)
+          __builtin_prefetch(next + b);
+      }
       int32_t v = s.vertices[size_t(r)];
       std::copy(features.f32() + int64_t(v) * width,
                 features.f32() + int64_t(v + 1) * width,
@@ -207,13 +218,20 @@ MiniBatches::bindNext(ForwardOptions &forward) {
   wholeBound = false;
   forward.degrees = &current->degrees;
   forward.vertexIds = &current->sample.vertices;
+  if (options.rowExtents)
+    forward.rowLevels = current->sample.levels;
   forward.lossMask.resize(size_t(current->sample.seeds()));
   std::iota(forward.lossMask.begin(), forward.lossMask.end(), 0);
   forward.exactLossMask = true;
   ++stats_.batches;
   stats_.rows += int64_t(current->sample.vertices.size());
+  stats_.levelRows.resize(current->sample.levels.size());
+  for (size_t k = 0; k < current->sample.levels.size(); ++k)
+    stats_.levelRows[k] += current->sample.levels[k];
   stats_.edges += current->graph.numEdges;
   stats_.prepareSeconds += current->prepareSeconds;
+  stats_.sampleSeconds += current->sampleSeconds;
+  stats_.buildSeconds += current->buildSeconds;
   return current.get();
 }
 

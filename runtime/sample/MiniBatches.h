@@ -40,6 +40,9 @@ struct MiniBatchOptions {
   std::vector<int64_t> fanouts;  // per layer, input layer first; -1: all
   unsigned samplerThreads = 1;   // the loader's threads
   int64_t prefetch = 2;          // batches prepared ahead (0: none)
+  /// Each layer computes only the rows the loss depends on (its block);
+  /// off: every row of the batch graph (the same result, for tests).
+  bool rowExtents = true;
 };
 
 /// A batch ready to bind.
@@ -50,11 +53,14 @@ struct MiniBatch {
   Tensor features, labels;
   std::vector<float> degrees; // the whole graph's, per row
   double prepareSeconds = 0;  // sampling, building, gathering
+  double sampleSeconds = 0, buildSeconds = 0; // of which
 };
 
 struct MiniBatchStats {
   int64_t batches = 0, rows = 0, edges = 0; // summed over batches
+  std::vector<int64_t> levelRows; // rows within k hops, summed
   double prepareSeconds = 0; // on the loader thread
+  double sampleSeconds = 0, buildSeconds = 0; // of which: the rest gathers
   double waitSeconds = 0;    // the trainer waiting for a batch
 };
 

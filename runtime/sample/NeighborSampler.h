@@ -83,10 +83,13 @@ private:
   const Graph &g;
   std::vector<int64_t> fanouts_;
   uint64_t seed;
-  /// Per vertex: its local row in the batch being built, valid when
-  /// stamp[v] == generation.
-  std::vector<int32_t> localRow;
-  std::vector<uint32_t> stamp;
+  /// Per vertex: its local row in the batch being built, valid when its
+  /// stamp is the generation (one cache line holds both).
+  struct Seen {
+    uint32_t stamp;
+    int32_t row;
+  };
+  std::vector<Seen> seen;
   uint32_t generation = 0;
 };
 

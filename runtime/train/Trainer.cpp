@@ -261,6 +261,9 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
       s.loss = stepResult->loss;
       s.chunked = stepResult->chunked;
     }
+    s.trainSeconds = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count();
     auto eval = model.forward(evaluation);
     if (!eval)
       return eval.takeError();

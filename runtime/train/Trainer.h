@@ -66,6 +66,7 @@ struct EpochStats {
   double seconds = 0;
   ChunkedStats chunked; // the training step's, under a memory budget
   int64_t batches = 0;  // mini-batches trained on (0: full batch)
+  double trainSeconds = 0; // of `seconds`: the training steps (no evaluation)
 };
 
 struct TrainResult {

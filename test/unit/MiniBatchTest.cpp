@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -45,7 +46,8 @@ struct Run {
 /// mini-batches of it.
 std::unique_ptr<Run> setUp(const char *file, int64_t batchSize,
                            std::vector<int64_t> fanouts, uint64_t seed,
-                           unsigned samplerThreads = 1, int64_t prefetch = 2) {
+                           unsigned samplerThreads = 1, int64_t prefetch = 2,
+                           bool rowExtents = true) {
   const Dataset &d = cora();
   auto r = std::make_unique<Run>();
   CompileOptions co;
@@ -72,6 +74,7 @@ std::unique_ptr<Run> setUp(const char *file, int64_t batchSize,
     o.fanouts = std::move(fanouts);
     o.samplerThreads = samplerThreads;
     o.prefetch = prefetch;
+    o.rowExtents = rowExtents;
     auto b = MiniBatches::create(m, r->graph, d.train, o, seed);
     if (!b) {
       ADD_FAILURE() << llvm::toString(b.takeError());
@@ -209,6 +212,43 @@ TEST(MiniBatch, BadOptionsAreErrors) {
             std::string::npos);
   // Still bound to the whole graph: a forward pass runs.
   EXPECT_TRUE(bool(r->model->forward()));
+}
+
+// Each layer over its block only (runtime/exec/RowExtents.h) gives the
+// loss and gradients of the whole batch graph: every example, a training
+// step on one batch with and without row extents.
+TEST(MiniBatch, BlocksGiveTheGradientsOfTheWholeBatchGraph) {
+  for (const char *file :
+       {"gcn.saga", "graphsage.saga", "gin.saga", "ggcn.saga", "gat.saga"}) {
+    SCOPED_TRACE(file);
+    TrainStepResult steps[2];
+    for (bool extents : {true, false}) {
+      auto r = setUp(file, 48, {3, 4}, 5, 1, 0, extents);
+      ASSERT_TRUE(r);
+      r->batches->startEpoch(2);
+      ForwardOptions f;
+      auto b = r->batches->bindNext(f);
+      ASSERT_TRUE(b && *b);
+      EXPECT_EQ(f.rowLevels.empty(), !extents);
+      auto step = r->model->trainStep(f, 9);
+      ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+      steps[extents] = std::move(*step);
+    }
+    EXPECT_NEAR(steps[1].loss, steps[0].loss, 1e-5 * std::max(1.0, steps[0].loss));
+    ASSERT_EQ(steps[1].gradients.size(), steps[0].gradients.size());
+    for (size_t i = 0; i < steps[0].gradients.size(); ++i) {
+      const Tensor &a = steps[1].gradients[i].second, &w = steps[0].gradients[i].second;
+      ASSERT_EQ(a.shape(), w.shape());
+      double largest = 0, worst = 0;
+      for (int64_t j = 0; j < w.numElements(); ++j)
+        largest = std::max(largest, double(std::fabs(w.f32()[j])));
+      for (int64_t j = 0; j < w.numElements(); ++j)
+        worst = std::max(worst, double(std::fabs(a.f32()[j] - w.f32()[j])));
+      EXPECT_LE(worst, 1e-5 * std::max(1.0, largest))
+          << "gradient of " << steps[0].gradients[i].first;
+      EXPECT_GT(largest, 0.0) << steps[0].gradients[i].first;
+    }
+  }
 }
 
 // The model's hops: one per layer for the examples.

@@ -11,6 +11,7 @@
 #include "runtime/graph/Reorder.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -483,6 +484,19 @@ int saga::runTrain(const TrainCommandOptions &options) {
     }
   }
   MiniBatchStats lastBatches;
+  // " (a by b hops ...)": the mean rows within each hop of the seeds.
+  auto byHop = [](const MiniBatchStats &now, const MiniBatchStats &then,
+                  double n) {
+    std::string s = " (";
+    for (size_t k = 0; k + 1 < now.levelRows.size(); ++k) {
+      double was = k < then.levelRows.size() ? double(then.levelRows[k]) : 0.0;
+      s += llvm::formatv("{0}{1:F0} within {2}", k ? ", " : "",
+                         n > 0 ? (double(now.levelRows[k]) - was) / n : 0.0,
+                         k)
+               .str();
+    }
+    return s + (now.levelRows.size() > 1 ? " hops)" : ")");
+  };
   auto result = train(*session->model, split, t, [&](const EpochStats &s) {
     if (options.quiet)
       return;
@@ -493,12 +507,17 @@ int saga::runTrain(const TrainCommandOptions &options) {
       const MiniBatchStats &b = batches->stats();
       double n = double(b.batches - lastBatches.batches);
       llvm::outs() << llvm::format(
-          "  (%lld batches, %.1f/s; per batch %.0f rows, %.0f edges, "
-          "%.1f ms preparing, %.1f ms waited for)",
-          (long long)s.batches, s.seconds > 0 ? double(s.batches) / s.seconds : 0.0,
+          "  (%lld batches in %.1f ms, %.1f/s; per batch %.0f rows%s, %.0f "
+          "edges, %.1f ms preparing (%.1f sampling, %.1f building), %.1f ms "
+          "waited for)",
+          (long long)s.batches, s.trainSeconds * 1e3,
+          s.trainSeconds > 0 ? double(s.batches) / s.trainSeconds : 0.0,
           n > 0 ? double(b.rows - lastBatches.rows) / n : 0.0,
+          byHop(b, lastBatches, n).c_str(),
           n > 0 ? double(b.edges - lastBatches.edges) / n : 0.0,
           n > 0 ? (b.prepareSeconds - lastBatches.prepareSeconds) / n * 1e3 : 0.0,
+          n > 0 ? (b.sampleSeconds - lastBatches.sampleSeconds) / n * 1e3 : 0.0,
+          n > 0 ? (b.buildSeconds - lastBatches.buildSeconds) / n * 1e3 : 0.0,
           n > 0 ? (b.waitSeconds - lastBatches.waitSeconds) / n * 1e3 : 0.0);
       lastBatches = b;
     }
