@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ooc_baselines import read_sgf  # noqa: E402
+from ooc_baselines import dgl_graph, read_sgf  # noqa: E402
 
 
 def main():
@@ -57,11 +57,7 @@ def main():
     if a.system == "dgl":
         import dgl
         from dgl.nn import SAGEConv
-        # The CSR is by destination: reversed, it is the graph src -> dst.
-        g = dgl.reverse(dgl.graph(
-            ("csr", (torch.from_numpy(indptr),
-                     torch.from_numpy(indices.astype(np.int64)),
-                     torch.tensor([], dtype=torch.int64))), num_nodes=v))
+        g = dgl_graph(v, indptr, indices)
         convs = torch.nn.ModuleList([SAGEConv(x.shape[1], hidden, "mean"),
                                      SAGEConv(hidden, classes, "mean")])
         sampler = dgl.dataloading.NeighborSampler(fanouts)

@@ -72,6 +72,17 @@ def read_sgf(path, start):
     return v, e, classes, indptr, indices, x, labels, train
 
 
+def dgl_graph(v, indptr, indices):
+    """The DGL graph src -> dst of an in-edge CSR (by destination)."""
+    import dgl
+    import torch
+    g = dgl.graph(("csr", (torch.from_numpy(indptr),
+                           torch.from_numpy(indices.astype(np.int64)),
+                           torch.tensor([], dtype=torch.int64))),
+                  num_nodes=v)
+    return dgl.reverse(g)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("system", choices=["dgl", "pytorch"])
@@ -92,13 +103,7 @@ def main():
     if a.system == "dgl":
         import dgl
         from dgl.nn import GraphConv
-        g = dgl.graph(("csr", (torch.from_numpy(indptr),
-                               torch.from_numpy(indices.astype(np.int64)),
-                               torch.tensor([], dtype=torch.int64))),
-                      num_nodes=v)
-        # The CSR above is by destination: reverse it into src -> dst.
-        g = dgl.reverse(g)
-        g = dgl.add_self_loop(g)
+        g = dgl.add_self_loop(dgl_graph(v, indptr, indices))
         progress(start, f"dgl graph with self loops: {g.num_edges()} edges")
         conv0 = GraphConv(x.shape[1], hidden, norm="both")
         conv1 = GraphConv(hidden, classes, norm="both")

@@ -4,6 +4,8 @@
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Intervals.h"
 
+#include "TestData.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -18,17 +20,7 @@ using namespace saga;
 
 namespace {
 
-const Dataset &cora() {
-  static Dataset d = [] {
-    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
-    if (!loaded) {
-      ADD_FAILURE() << llvm::toString(loaded.takeError());
-      return Dataset();
-    }
-    return std::move(*loaded);
-  }();
-  return d;
-}
+const Dataset &cora() { return bundledCora(); }
 
 /// A file in the build tree (a real disk: tmpfs refuses O_DIRECT).
 std::string scratch(const std::string &name) {

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TestData.h"
 #include "runtime/Model.h"
 #include "runtime/graph/Loaders.h"
 #include "runtime/sample/MiniBatches.h"
@@ -23,15 +24,12 @@
 using namespace saga;
 
 namespace {
+/// Cora with its features normalised, as sagac trains it.
 const Dataset &cora() {
   static Dataset d = [] {
-    auto loaded = loadPlanetoid(SAGA_EXAMPLES_DIR "/data/cora");
-    if (!loaded) {
-      ADD_FAILURE() << llvm::toString(loaded.takeError());
-      return Dataset();
-    }
-    rowNormalize(loaded->features);
-    return std::move(*loaded);
+    Dataset c = bundledCora();
+    rowNormalize(c.features);
+    return c;
   }();
   return d;
 }

@@ -27,6 +27,13 @@ Graph smallGraph() {
   return Graph::build(9, src, dst, false);
 }
 
+/// The "true" cost model the fitting tests draw step times from.
+CostModel trueModel() {
+  CostModel truth({16, 7});
+  truth.setWeights({2e-7, 1e-8, 5e-8, 0, 3e-9});
+  return truth;
+}
+
 void expectContiguous(const Partitioning &p, int64_t parts, int32_t vertices) {
   ASSERT_EQ(p.parts(), parts);
   EXPECT_EQ(p.bounds.front(), 0);
@@ -109,8 +116,7 @@ TEST(Partitioner, BaselinesAndTheCostModelCutContiguousRanges) {
 // fitted model balances the true cost better than equal vertices.
 TEST(Partitioner, TheFittedModelPredictsHeldOutPartitions) {
   Graph g = rmat(13, 8, 3);
-  CostModel truth({16, 7});
-  truth.setWeights({2e-7, 1e-8, 5e-8, 0, 3e-9});
+  CostModel truth = trueModel();
   std::mt19937 rng(11);
   std::normal_distribution<double> noise(0.0, 0.01);
   auto measure = [&](const Partitioning &p) {
@@ -185,8 +191,7 @@ TEST(Partitioner, ACostModelFileWithErrorsSaysWhere) {
 // lines of a parameter file, it reads back.
 TEST(Partitioner, OnlineRefinementLearnsFromTheRunningCut) {
   Graph g = rmat(13, 8, 5);
-  CostModel truth({16, 7});
-  truth.setWeights({2e-7, 1e-8, 5e-8, 0, 3e-9});
+  CostModel truth = trueModel();
   std::mt19937 rng(3);
   std::normal_distribution<double> noise(0.0, 0.02);
   auto range = [&](const Partitioning &p, int64_t k) {
