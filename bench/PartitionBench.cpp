@@ -19,7 +19,11 @@
 //     is timed: max / mean is the imbalance; the learned model's
 //     predictions are printed beside; METIS's edge cut and every
 //     partitioner's halo (the rows, and the bytes a step gathers and sends
-//     back per the plan's widths) too.
+//     back per the plan's widths) too;
+//  4. in one process, the thread pool's row blocks: a whole-graph training
+//     step on --pool-threads threads with the executor's blocks (about
+//     equal in-edges each) against as many blocks cut by the fitted model
+//     (rowBlocksByCost), median of --repeats steps each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +33,7 @@
 #include "runtime/distributed/GraphPart.h"
 #include "runtime/distributed/IsolatedDistribution.h"
 #include "runtime/distributed/Partitioner.h"
+#include "runtime/exec/ExecHelpers.h"
 #include "runtime/graph/Reorder.h"
 #include "runtime/graph/Synthetic.h"
 
@@ -64,6 +69,9 @@ cl::opt<unsigned> threads("part-threads", cl::desc("Threads per part"),
 cl::opt<std::string> modelPath("model", cl::desc("A .saga model"),
                                cl::init(SAGA_SOURCE_DIR
                                         "/bench/models/gcn64.saga"));
+cl::opt<unsigned> poolThreads("pool-threads",
+                               cl::desc("Threads of the one-process step"),
+                               cl::init(2));
 cl::opt<std::string> costModelOut("cost-model-out",
                                   cl::desc("Write the fitted cost model"),
                                   cl::init(""));
@@ -209,6 +217,59 @@ int main(int argc, char **argv) {
     std::ofstream out(costModelOut);
     out << cost.serialize();
     llvm::outs() << "wrote     " << costModelOut << "\n";
+  }
+
+  // 4. One process: the thread pool's blocks, the executor's or the
+  // model's. Measured before METIS relabels the graph.
+  {
+    CompileOptions whole;
+    whole.training = true;
+    whole.threads = poolThreads;
+    auto one = Model::compileFile(modelPath, whole);
+    if (!one)
+      fail(llvm::toString(one.takeError()));
+    Model &m = **one;
+    m.initParams(0);
+    if (llvm::Error e = m.setGraph(b.graph))
+      fail(llvm::toString(std::move(e)));
+    if (llvm::Error e = m.setInput(b.featureName, b.features))
+      fail(llvm::toString(std::move(e)));
+    Tensor labels({n}, DType::I32);
+    std::copy(b.labels.begin(), b.labels.end(), labels.i32());
+    if (llvm::Error e = m.setInput(b.labelName, std::move(labels)))
+      fail(llvm::toString(std::move(e)));
+    // As many blocks as the executor makes (about equal in-edges each).
+    const int64_t executorBlocks =
+        int64_t(exec::rowBlocks(b.graph, &b.graph.inOffsets).size()) - 1;
+    std::vector<int64_t> byCost =
+        rowBlocksByCost(b.graph, executorBlocks, cost, kRowsPerTask);
+    auto stepTime = [&](const std::vector<int64_t> *blocks) {
+      ForwardOptions fo;
+      fo.propagationBlocks = blocks;
+      std::vector<double> times;
+      for (int i = 0; i <= repeat; ++i) {
+        auto step = m.trainStep(fo, 1);
+        if (!step)
+          fail(llvm::toString(step.takeError()));
+        if (i > 0)
+          times.push_back(step->seconds);
+      }
+      return median(times);
+    };
+    // Alternated, so that drift hits both alike.
+    std::vector<double> equal, learned;
+    for (int round = 0; round < 3; ++round) {
+      equal.push_back(stepTime(nullptr));
+      learned.push_back(stepTime(&byCost));
+    }
+    llvm::outs() << llvm::format(
+        "pool      one process, %u threads, whole-graph step: the executor's "
+        "%lld blocks (about equal in-edges) %.1f ms, %zu blocks by the "
+        "fitted cost model %.1f ms (%+.1f %%)\n",
+        unsigned(poolThreads), (long long)executorBlocks,
+        median(equal) * 1e3, byCost.size() - 1, median(learned) * 1e3,
+        100.0 * (median(learned) / median(equal) - 1));
+    llvm::outs().flush();
   }
 
   // 3. The partitioners.

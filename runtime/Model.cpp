@@ -10,6 +10,7 @@
 #include "runtime/exec/KernelDevice.h"
 #include "runtime/exec/cuda/CudaExecutor.h"
 #include "runtime/exec/ThreadPool.h"
+#include "runtime/graph/Intervals.h"
 #include "runtime/Timing.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -529,6 +530,19 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.degrees = options.degrees;
   ec.vertexIds = options.vertexIds;
   ec.rowLevels = options.rowLevels;
+  ec.propagationBlocks = options.propagationBlocks;
+  if (const std::vector<int64_t> *b = options.propagationBlocks) {
+    bool valid = b->size() >= 2 && b->front() == 0 &&
+                 b->back() == g.numVertices && !impl->dist;
+    for (size_t i = 1; valid && i < b->size(); ++i)
+      valid = (*b)[i] > (*b)[i - 1] &&
+              (i + 1 == b->size() || (*b)[i] % kRowsPerTask == 0);
+    if (!valid)
+      return llvm::createStringError(
+          "propagation blocks must ascend from 0 to the vertex count with "
+          "inner bounds that are multiples of " +
+          std::to_string(kRowsPerTask) + ", on one process");
+  }
   if (!options.rowLevels.empty() &&
       (options.rowLevels.back() != g.numVertices ||
        !std::is_sorted(options.rowLevels.begin(), options.rowLevels.end()) ||

@@ -116,6 +116,12 @@ struct ForwardOptions {
   /// ops then compute only the rows the loss depends on (a layer over its
   /// message-flow block). Empty: all rows.
   std::vector<int64_t> rowLevels;
+  /// The row blocks of the kernels over in-edges (propagations, edge maps)
+  /// instead of the executor's blocks of about equal in-edges: ascending
+  /// from 0 to the vertex count, inner bounds multiples of 256 (the blocks
+  /// sums over rows are formed in), e.g. cut by ROC's cost model
+  /// (rowBlocksByCost, runtime/distributed/Partitioner.h). Same results.
+  const std::vector<int64_t> *propagationBlocks = nullptr;
 };
 
 struct TrainStepResult {

@@ -591,3 +591,19 @@ saga::parsePartitioning(const std::string &text, const std::string &path) {
   }
   return p;
 }
+
+std::vector<int64_t> saga::rowBlocksByCost(const Graph &g, int64_t blocks,
+                                           const CostModel &model,
+                                           int64_t align) {
+  Partitioning p = partitionByCost(g, blocks, model);
+  std::vector<int64_t> b{0};
+  for (size_t k = 1; k + 1 < p.bounds.size(); ++k) {
+    int64_t r = (int64_t(p.bounds[k]) + align / 2) / align * align;
+    if (r > b.back() && r < g.numVertices)
+      b.push_back(r);
+  }
+  if (g.numVertices > 0)
+    b.push_back(g.numVertices);
+  return b;
+}
+

@@ -120,6 +120,13 @@ Partitioning partitionByInEdges(const Graph &g, int64_t parts);
 Partitioning partitionByCost(const Graph &g, int64_t parts,
                              const CostModel &model);
 
+/// Row blocks for one process's thread pool cut by the model's cost:
+/// `blocks` ranges (fewer where they would round to the same bound), inner
+/// bounds rounded to multiples of `align` (ForwardOptions::
+/// propagationBlocks).
+std::vector<int64_t> rowBlocksByCost(const Graph &g, int64_t blocks,
+                                     const CostModel &model, int64_t align);
+
 /// METIS (recursive bisection of the undirected, loop-free graph, edge
 /// weights: how many directed edges join the pair) into kMetisLeaves leaves
 /// (more when `parts` is larger), the vertices relabelled leaf by leaf

@@ -813,7 +813,8 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   // out-edges (reversed propagations) over its halo rows too.
   const int64_t ownedRows = ctx.dist ? ctx.dist->part.owned() : g.numVertices;
   mapBlocks = rowBlocks(g, nullptr, ownedRows);
-  inBlocks = rowBlocks(g, &g.inOffsets, ownedRows);
+  inBlocks = ctx.propagationBlocks ? *ctx.propagationBlocks
+                                   : rowBlocks(g, &g.inOffsets, ownedRows);
   outBlocks = rowBlocks(g, &g.outOffsets, g.numVertices);
   sumBlocks = (int64_t(g.numVertices) + kRowsPerTask - 1) / kRowsPerTask;
   if (ctx.dist)

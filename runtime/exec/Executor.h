@@ -87,6 +87,9 @@ struct ExecutionContext {
   /// [0, rowLevels[k]) lie within k hops of the loss rows; each op computes
   /// only the rows it needs (runtime/exec/RowExtents.h). Empty: all rows.
   std::vector<int64_t> rowLevels;
+  /// Row blocks of the in-edge kernels (ForwardOptions::propagationBlocks);
+  /// null: about equal in-edges per block.
+  const std::vector<int64_t> *propagationBlocks = nullptr;
 };
 
 /// Runs `model` and returns its results in order (vertex values as [V, ...]

@@ -258,6 +258,25 @@ TEST(Partitioner, OnlineRefinementLearnsFromTheRunningCut) {
     EXPECT_DOUBLE_EQ(back->weights()[size_t(k)], model.weights()[size_t(k)]);
 }
 
+// Row blocks for the thread pool by the model's cost: from 0 to V, inner
+// bounds on the alignment, ascending, about the number asked.
+TEST(Partitioner, RowBlocksByCostAreAlignedRanges) {
+  Graph g = rmat(14, 8, 4);
+  CostModel m = trueModel();
+  std::vector<int64_t> b = rowBlocksByCost(g, 40, m, 256);
+  ASSERT_GE(b.size(), 2u);
+  EXPECT_EQ(b.front(), 0);
+  EXPECT_EQ(b.back(), g.numVertices);
+  EXPECT_LE(b.size(), 41u);
+  EXPECT_GE(b.size(), 30u);
+  for (size_t i = 1; i < b.size(); ++i) {
+    EXPECT_GT(b[i], b[i - 1]);
+    if (i + 1 < b.size()) {
+      EXPECT_EQ(b[i] % 256, 0);
+    }
+  }
+}
+
 // METIS's parts come back as contiguous ranges of a relabelled graph: the
 // order is a permutation, the same for any part count (so results keyed by
 // vertex id do not depend on it), the cut reported is the relabelled

@@ -31,6 +31,7 @@
 #include "runtime/Model.h"
 #include "runtime/train/ParamsFile.h"
 #include "runtime/train/Trainer.h"
+#include "runtime/distributed/Partitioner.h"
 
 #include <gtest/gtest.h>
 
@@ -1541,6 +1542,40 @@ TEST(TrainingThreads, OneAndTwoThreadsBitIdentical) {
       }
     }
     EXPECT_TRUE(sameStep(steps[0], steps[1], c.name + ", 1 vs 2 threads"));
+  }
+}
+
+// The thread pool's row blocks cut by ROC's cost model instead of equal
+// in-edges (ForwardOptions::propagationBlocks): each row is computed the
+// same way, and sums over rows are formed per 256-row block either way, so
+// the step is the same bits. Blocks that are not on those bounds are
+// refused.
+TEST(TrainingThreads, CostModelBlocksGiveTheSameBits) {
+  for (const char *file : {"gcn.saga", "gat.saga"}) {
+    CompileOptions co;
+    co.training = true;
+    co.threads = 2;
+    auto model = Model::compileSource(
+        readFile(std::string(SAGA_EXAMPLES_DIR "/") + file), file, co);
+    ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
+    const Graph &g = graphFor("large", (*model)->selfLoops());
+    ASSERT_EQ(errorText(bindRandom(**model, g, 7, file)), "");
+    CostModel cost({16, 7});
+    cost.setWeights({1, 3, 2, 0, 1});
+    std::vector<int64_t> blocks = rowBlocksByCost(g, 7, cost, 256);
+    ASSERT_GE(blocks.size(), 3u);
+    ForwardOptions fo;
+    fo.lossMask = lossMask(g);
+    auto plain = (*model)->trainStep(fo, 31);
+    fo.propagationBlocks = &blocks;
+    auto byCost = (*model)->trainStep(fo, 31);
+    ASSERT_TRUE(plain && byCost);
+    EXPECT_TRUE(sameStep(*plain, *byCost, std::string(file) + ", cost blocks"));
+    std::vector<int64_t> bad{0, 100, g.numVertices};
+    fo.propagationBlocks = &bad;
+    EXPECT_NE(errorText((*model)->trainStep(fo, 31).takeError()).find(
+                  "inner bounds that are multiples of 256"),
+              std::string::npos);
   }
 }
 
