@@ -18,13 +18,8 @@ rate=${RATE:-1gbit}
 epochs=${EPOCHS:-3}
 hosts=${HOSTS:-4}
 bin=$here/build/bin
-file=$work/rmat$scale-f64.sgf
-mkdir -p "$work"
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
-if [ ! -f "$file" ]; then
-  "$bin/saga-bench-suite" sgf --scale "$scale" --edge-factor 16 \
-    --features 64 --classes 16 --intervals 4 --out "$file" | grep -v '^progress'
-fi
+file=$("$here/bench/rmat_sgf.sh" "$scale" "$work")
 cost=$here/bench/results/rmat$scale-gcn64.cost
 train() {
   echo "$@" | sed "s|$here/||g; s|$work/||g"

@@ -25,13 +25,8 @@ scale=${SCALE:-20}
 epochs=${EPOCHS:-3}
 peers=${PEERS:-/work/peers}
 bin=$here/build/bin
-file=$work/rmat$scale-f64.sgf
-mkdir -p "$work"
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-if [ ! -f "$file" ]; then
-  "$bin/saga-bench-suite" sgf --scale "$scale" --edge-factor 16 \
-    --features 64 --classes 16 --intervals 4 --out "$file" | grep -v '^progress'
-fi
+file=$("$here/bench/rmat_sgf.sh" "$scale" "$work")
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 

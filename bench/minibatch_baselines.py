@@ -7,7 +7,7 @@ Usage:
                          [--batch-size B] [--fanout 10,25]
 
 Reads the graph (in-edge CSR), features, labels and training split of FILE
-(ooc_baselines.read_sgf), then trains the GraphSAGE-mean of
+(ooc_baselines.load_for_torch), then trains the GraphSAGE-mean of
 bench/models/sage64.saga (64 -> 64 -> classes, ReLU, dropout 0.5 between
 the layers, a self and a neighbour weight per layer, cross-entropy, Adam
 lr 0.01) on sampled mini-batches of the training vertices, shuffled:
@@ -30,7 +30,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ooc_baselines import dgl_graph, read_sgf  # noqa: E402
+from ooc_baselines import dgl_graph, load_for_torch  # noqa: E402
 
 
 def main():
@@ -46,12 +46,8 @@ def main():
     start = time.time()
     import torch
     import torch.nn.functional as F
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(1)
-    v, e, classes, indptr, indices, x, labels, train = read_sgf(a.file, start)
-    x = torch.from_numpy(x)
-    y = torch.from_numpy(labels.astype(np.int64))
-    train = torch.from_numpy(train.astype(np.int64))
+    v, e, classes, indptr, indices, x, y, train = load_for_torch(
+        a.file, a.threads, start, a.system)
     hidden = 64
 
     if a.system == "dgl":

@@ -72,6 +72,19 @@ def read_sgf(path, start):
     return v, e, classes, indptr, indices, x, labels, train
 
 
+def load_for_torch(path, threads, start, system):
+    """torch on `threads` threads, seeded; the file's graph, with its
+    features, labels and training split as tensors."""
+    import torch
+    torch.set_num_threads(threads)
+    torch.manual_seed(1)
+    progress(start, f"{system}: torch {torch.__version__}")
+    v, e, classes, indptr, indices, x, labels, train = read_sgf(path, start)
+    return (v, e, classes, indptr, indices, torch.from_numpy(x),
+            torch.from_numpy(labels.astype(np.int64)),
+            torch.from_numpy(train.astype(np.int64)))
+
+
 def dgl_graph(v, indptr, indices):
     """The DGL graph src -> dst of an in-edge CSR (by destination)."""
     import dgl
@@ -92,13 +105,8 @@ def main():
     a = p.parse_args()
     start = time.time()
     import torch
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(1)
-    progress(start, f"{a.system}: torch {torch.__version__}")
-    v, e, classes, indptr, indices, x, labels, train = read_sgf(a.file, start)
-    x = torch.from_numpy(x)
-    y = torch.from_numpy(labels.astype(np.int64))
-    train = torch.from_numpy(train.astype(np.int64))
+    v, e, classes, indptr, indices, x, y, train = load_for_torch(
+        a.file, a.threads, start, a.system)
     hidden = 64
     if a.system == "dgl":
         import dgl
