@@ -138,13 +138,21 @@ inline void expectSameStep(const saga::TrainStepResult &step,
         << step.gradients[i].first;
 }
 
-/// The example models at -O0 and -O2, named gcn_O0 ... in test names.
+/// Example models and optimisation levels, named gcn_O0 ... in test names.
 using ExampleParam = std::tuple<const char *, unsigned>;
 inline auto exampleModels() {
-  return testing::Combine(testing::Values("gcn.saga", "gat.saga",
-                                          "graphsage.saga", "gin.saga",
-                                          "ggcn.saga"),
-                          testing::Values(0u, 2u));
+  // Every example at -O2; at -O0 the three whose unfused plans take seconds
+  // (GAT's and G-GCN's -O0 plans take minutes under a budget or in source
+  // intervals, ~400 s of the suite; their -O0 kernels are checked against
+  // -O2 by FusionTest and the gradient checks).
+  return testing::Values(ExampleParam{"gcn.saga", 0u},
+                         ExampleParam{"gcn.saga", 2u},
+                         ExampleParam{"gat.saga", 2u},
+                         ExampleParam{"graphsage.saga", 0u},
+                         ExampleParam{"graphsage.saga", 2u},
+                         ExampleParam{"gin.saga", 0u},
+                         ExampleParam{"gin.saga", 2u},
+                         ExampleParam{"ggcn.saga", 2u});
 }
 inline std::string
 exampleName(const testing::TestParamInfo<ExampleParam> &info) {
