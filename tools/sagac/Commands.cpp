@@ -448,6 +448,9 @@ int saga::runTrain(const TrainCommandOptions &options) {
     if (options.run.memoryBudget > 0 || session->file)
       return fail(llvm::createStringError(
           "--batch-size trains in memory: no --memory-budget"));
+    if (options.run.device == "cuda")
+      return fail(llvm::createStringError(
+          "--batch-size trains on the CPU: no --device cuda"));
     auto made = MiniBatches::create(*session->model, session->graph,
                                     split.train, options.batches, t.seed);
     if (!made)
