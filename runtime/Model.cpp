@@ -8,6 +8,7 @@
 #include "passes/Passes.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/KernelDevice.h"
+#include "runtime/exec/RowExtents.h"
 #include "runtime/exec/cuda/CudaExecutor.h"
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/graph/Intervals.h"
@@ -66,6 +67,8 @@ struct Model::Impl {
   llvm::StringMap<Tensor> inputs, params;
   /// Inputs filled with their default (sized for the graph then bound).
   llvm::StringSet<> defaulted;
+  /// Row extents of the plans on sampled batches (ForwardOptions::rowLevels).
+  RowExtentsCache extents;
   std::map<std::string, RowReader> rowReaders; // streamed graph inputs
   ChunkSource *chunkSource = nullptr;          // default: `chunks`
   std::unique_ptr<CudaBackend> cuda; // with useCuda: where plans run
@@ -530,6 +533,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.degrees = options.degrees;
   ec.vertexIds = options.vertexIds;
   ec.rowLevels = options.rowLevels;
+  ec.extentsCache = &impl->extents;
   ec.propagationBlocks = options.propagationBlocks;
   if (const std::vector<int64_t> *b = options.propagationBlocks) {
     bool valid = b->size() >= 2 && b->front() == 0 &&

@@ -819,8 +819,11 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
   sumBlocks = (int64_t(g.numVertices) + kRowsPerTask - 1) / kRowsPerTask;
   if (ctx.dist)
     splitInterior();
-  if (!ctx.rowLevels.empty())
-    extents = rowExtents(model, int64_t(ctx.rowLevels.size()) - 1);
+  if (!ctx.rowLevels.empty()) {
+    const int64_t layers = int64_t(ctx.rowLevels.size()) - 1;
+    extents = ctx.extentsCache ? ctx.extentsCache->get(model, layers)
+                               : rowExtents(model, layers);
+  }
   Block &block = model.getBody().front();
   for (BlockArgument arg : block.getArguments())
     if (llvm::Error e = bindInput(model, arg))

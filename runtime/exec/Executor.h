@@ -28,6 +28,7 @@ namespace saga {
 
 class Distribution;
 class KernelDevice;
+class RowExtentsCache;
 class ModelOp;
 
 /// Rows [begin, end) of a streamed graph input (e.g. features read from a
@@ -87,6 +88,9 @@ struct ExecutionContext {
   /// [0, rowLevels[k]) lie within k hops of the loss rows; each op computes
   /// only the rows it needs (runtime/exec/RowExtents.h). Empty: all rows.
   std::vector<int64_t> rowLevels;
+  /// Where the extents of a plan are kept between runs (null: computed
+  /// each run).
+  RowExtentsCache *extentsCache = nullptr;
   /// Row blocks of the in-edge kernels (ForwardOptions::propagationBlocks);
   /// null: about equal in-edges per block.
   const std::vector<int64_t> *propagationBlocks = nullptr;

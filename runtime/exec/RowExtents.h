@@ -36,7 +36,9 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <map>
 #include <optional>
+#include <utility>
 
 namespace saga {
 
@@ -51,6 +53,23 @@ struct RowExtents {
 /// The extents of `plan` on a batch with `layers` hops (levels 0..layers;
 /// level `layers` is every row); none for plans with edge values.
 std::optional<RowExtents> rowExtents(ModelOp plan, int64_t layers);
+
+/// rowExtents, computed once per plan and hop count (a model keeps one:
+/// every mini-batch of a run asks the same).
+class RowExtentsCache {
+public:
+  const std::optional<RowExtents> &get(ModelOp plan, int64_t layers) {
+    auto key = std::make_pair(plan.getOperation(), layers);
+    auto it = cache.find(key);
+    if (it == cache.end())
+      it = cache.emplace(key, rowExtents(plan, layers)).first;
+    return it->second;
+  }
+
+private:
+  std::map<std::pair<mlir::Operation *, int64_t>, std::optional<RowExtents>>
+      cache;
+};
 
 } // namespace saga
 
