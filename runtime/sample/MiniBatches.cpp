@@ -3,6 +3,7 @@
 #include "runtime/sample/MiniBatches.h"
 
 #include "runtime/Timing.h"
+#include "runtime/distributed/Distribution.h"
 
 #include <algorithm>
 #include <chrono>
@@ -15,6 +16,72 @@ llvm::Expected<std::unique_ptr<MiniBatches>>
 MiniBatches::create(Model &model, const Graph &whole,
                     std::vector<int32_t> train,
                     const MiniBatchOptions &options, uint64_t seed) {
+  if (train.empty())
+    return llvm::createStringError("no training vertices to batch");
+  std::unique_ptr<MiniBatches> b(
+      new MiniBatches(model, whole, whole, std::move(train), options, seed));
+  if (llvm::Error e = b->findInputs())
+    return std::move(e);
+  auto features = model.takeInput(b->featureName);
+  if (!features)
+    return features.takeError();
+  b->features = std::move(*features);
+  auto labels = model.takeInput(b->labelName);
+  if (!labels)
+    return labels.takeError();
+  b->labels = std::move(*labels);
+  if (b->features.rows() != whole.numVertices ||
+      b->labels.rows() != whole.numVertices)
+    return llvm::createStringError("the bound inputs do not have one row per "
+                                   "vertex of the graph");
+  b->localRows = std::make_unique<LocalBatchRows>(b->features);
+  b->rows = b->localRows.get();
+  b->batchLabels = b->labels.i32();
+  // Bound again until the first batch.
+  b->wholeBound = false;
+  if (llvm::Error e = b->bindWhole())
+    return std::move(e);
+  return b;
+}
+
+llvm::Expected<std::unique_ptr<MiniBatches>> MiniBatches::createDistributed(
+    Model &model, const Graph &part, std::vector<int32_t> train,
+    const MiniBatchOptions &options, uint64_t seed, DistributedBatches setup) {
+  if (!setup.structure || !setup.rows || !setup.ownedRows || !setup.dist ||
+      int64_t(setup.labels.size()) != setup.structure->numVertices)
+    return llvm::createStringError(
+        "a distributed mini-batch run needs the whole graph's structure and "
+        "labels, the feature rows and the distribution");
+  MiniBatchOptions o = options;
+  int64_t least = (int64_t(train.size()) + options.batchSize - 1) /
+                  std::max<int64_t>(options.batchSize, 1);
+  if (setup.batches < least)
+    return llvm::createStringError(
+        std::to_string(train.size()) + " training vertices in batches of " +
+        std::to_string(options.batchSize) + " need " + std::to_string(least) +
+        " batches per epoch, not " + std::to_string(setup.batches));
+  std::unique_ptr<MiniBatches> b(new MiniBatches(
+      model, part, *setup.structure, std::move(train), o, seed));
+  if (llvm::Error e = b->findInputs())
+    return std::move(e);
+  auto labels = model.takeInput(b->labelName);
+  if (!labels)
+    return labels.takeError();
+  b->labels = std::move(*labels);
+  if (b->labels.rows() != part.numVertices)
+    return llvm::createStringError("the bound labels do not have one row per "
+                                   "vertex of the partition");
+  b->rows = setup.rows;
+  b->distributed = std::move(setup);
+  b->batchLabels = b->distributed->labels.data();
+  b->wholeBound = false;
+  if (llvm::Error e = b->bindWhole())
+    return std::move(e);
+  return b;
+}
+
+llvm::Error MiniBatches::findInputs() {
+  const MiniBatchOptions &options = this->options;
   if (options.batchSize <= 0)
     return llvm::createStringError("the batch size must be positive, not " +
                                    std::to_string(options.batchSize));
@@ -33,14 +100,10 @@ MiniBatches::create(Model &model, const Graph &whole,
         (options.fanouts.size() == 1 ? " layer" : " layers") +
         " but the model propagates over " + std::to_string(hops) +
         (hops == 1 ? " hop" : " hops") + ": give one fan-out per hop");
-  if (train.empty())
-    return llvm::createStringError("no training vertices to batch");
-  std::unique_ptr<MiniBatches> b(
-      new MiniBatches(model, whole, std::move(train), options, seed));
   for (const ValueInfo &in : model.inputs()) {
     if (in.domain != ValueInfo::Vertex)
       continue;
-    std::string &name = in.dtype == DType::I32 ? b->labelName : b->featureName;
+    std::string &name = in.dtype == DType::I32 ? labelName : featureName;
     if (!name.empty())
       return llvm::createStringError(
           "mini-batches bind one feature input and one label input; the "
@@ -49,47 +112,50 @@ MiniBatches::create(Model &model, const Graph &whole,
           " inputs ('" + name + "' and '" + in.name + "')");
     name = in.name;
   }
-  if (b->featureName.empty() || b->labelName.empty())
+  if (featureName.empty() || labelName.empty())
     return llvm::createStringError(
         "mini-batches need a model with an f32 vertex input and a label "
         "input");
-  auto features = model.takeInput(b->featureName);
-  if (!features)
-    return features.takeError();
-  b->features = std::move(*features);
-  auto labels = model.takeInput(b->labelName);
-  if (!labels)
-    return labels.takeError();
-  b->labels = std::move(*labels);
-  if (b->features.rows() != whole.numVertices ||
-      b->labels.rows() != whole.numVertices)
-    return llvm::createStringError("the bound inputs do not have one row per "
-                                   "vertex of the graph");
-  // Bound again until the first batch.
-  b->wholeBound = false;
-  if (llvm::Error e = b->bindWhole())
-    return std::move(e);
-  return b;
+  return llvm::Error::success();
 }
 
 MiniBatches::MiniBatches(Model &model, const Graph &whole,
-                         std::vector<int32_t> train,
+                         const Graph &structure, std::vector<int32_t> train,
                          const MiniBatchOptions &options, uint64_t seed)
-    : model(model), whole(whole), train(std::move(train)), options(options),
-      seed(seed), wholeDegrees(whole.inDegrees()),
-      sampler(whole, options.fanouts, seed),
+    : model(model), whole(whole), structure(structure),
+      train(std::move(train)), options(options), seed(seed),
+      wholeDegrees(structure.inDegrees()),
+      sampler(structure, options.fanouts, seed),
       pool(std::max(1u, options.samplerThreads)) {}
 
 MiniBatches::~MiniBatches() {
   stopLoader();
-  // The model gets the whole graph's inputs back.
+  // The model gets the whole graph's inputs back (those taken).
   llvm::consumeError(model.setGraph(whole));
-  llvm::consumeError(model.setInput(featureName, std::move(features)));
-  llvm::consumeError(model.setInput(labelName, std::move(labels)));
+  if (features.rows() > 0)
+    llvm::consumeError(model.setInput(featureName, std::move(features)));
+  if (labels.rows() > 0)
+    llvm::consumeError(model.setInput(labelName, std::move(labels)));
 }
 
 int64_t MiniBatches::batchesPerEpoch() const {
+  if (distributed)
+    return distributed->batches;
   return (int64_t(train.size()) + options.batchSize - 1) / options.batchSize;
+}
+
+void MiniBatches::batchBounds(int64_t index, int64_t *lo, int64_t *hi) const {
+  const int64_t n = int64_t(train.size()), k = batchesPerEpoch();
+  if ((n + options.batchSize - 1) / options.batchSize == k) {
+    // Batches of the batch size, the last one the rest.
+    *lo = std::min(n, index * options.batchSize);
+    *hi = std::min(n, *lo + options.batchSize);
+    return;
+  }
+  // A distributed trainer with fewer seeds than its peers spreads them
+  // evenly over the same number of batches.
+  *lo = index * n / k;
+  *hi = (index + 1) * n / k;
 }
 
 void MiniBatches::stopLoader() {
@@ -107,6 +173,7 @@ void MiniBatches::startEpoch(uint64_t epoch) {
   stopLoader();
   produced = consumed = 0;
   loaderDone = false;
+  loaderError.clear();
   uint64_t g;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -115,47 +182,39 @@ void MiniBatches::startEpoch(uint64_t epoch) {
   loader = std::thread([this, epoch, g] { load(epoch, g); });
 }
 
-MiniBatch MiniBatches::prepare(uint64_t epoch, int64_t index,
-                               const std::vector<int32_t> &order) {
+llvm::Expected<MiniBatch> MiniBatches::prepare(
+    uint64_t epoch, int64_t index, const std::vector<int32_t> &order) {
   auto start = std::chrono::steady_clock::now();
   MiniBatch m;
   m.index = index;
-  int64_t lo = index * options.batchSize,
-          hi = std::min<int64_t>(lo + options.batchSize, int64_t(order.size()));
+  int64_t lo, hi;
+  batchBounds(index, &lo, &hi);
   std::vector<int32_t> seeds(order.begin() + lo, order.begin() + hi);
-  m.sample = sampler.sample(seeds, epoch * uint64_t(batchesPerEpoch()) +
-                                       uint64_t(index),
-                            &pool);
+  if (!seeds.empty())
+    m.sample = sampler.sample(seeds, epoch * uint64_t(batchesPerEpoch()) +
+                                         uint64_t(index),
+                              &pool);
+  else // a distributed trainer's empty batch: it still serves its peers
+    m.sample.levels.assign(options.fanouts.size() + 1, 0);
   const SampledBatch &s = m.sample;
   const int64_t rows = int64_t(s.vertices.size());
   auto sampled = std::chrono::steady_clock::now();
   m.sampleSeconds = std::chrono::duration<double>(sampled - start).count();
-  m.graph = Graph::build(int32_t(rows), s.src, s.dst, whole.selfLoops);
+  if (rows > 0)
+    m.graph = Graph::build(int32_t(rows), s.src, s.dst, structure.selfLoops);
   m.buildSeconds = secondsSince(sampled);
-  // The rows the batch reads, gathered in parallel.
-  const int64_t width = features.rowSize();
+  // The rows the batch reads.
+  const int64_t width = this->rows->width();
   m.features = Tensor::uninitialized({rows, width});
+  if (llvm::Error e = this->rows->gather(s.vertices, m.features.f32(), pool))
+    return std::move(e);
   m.labels = Tensor({rows}, DType::I32);
   m.degrees.resize(size_t(rows));
-  constexpr int64_t kRows = 1024;
-  pool.parallelFor((rows + kRows - 1) / kRows, [&](int64_t t) {
-    const int64_t end = std::min(rows, (t + 1) * kRows);
-    for (int64_t r = t * kRows; r < end; ++r) {
-      // Rows far apart in a large matrix: the next ones fetched ahead.
-      if (r + 8 < end) {
-        const char *next = reinterpret_cast<const char *>(
-            features.f32() + int64_t(s.vertices[size_t(r + 8)]) * width);
-        for (int64_t b = 0; b < width * 4; b += 64)
-          __builtin_prefetch(next + b);
-      }
-      int32_t v = s.vertices[size_t(r)];
-      std::copy(features.f32() + int64_t(v) * width,
-                features.f32() + int64_t(v + 1) * width,
-                m.features.f32() + r * width);
-      m.labels.i32()[r] = labels.i32()[v];
-      m.degrees[size_t(r)] = wholeDegrees[size_t(v)];
-    }
-  });
+  for (int64_t r = 0; r < rows; ++r) {
+    int32_t v = s.vertices[size_t(r)];
+    m.labels.i32()[r] = batchLabels[v];
+    m.degrees[size_t(r)] = wholeDegrees[size_t(v)];
+  }
   m.prepareSeconds = secondsSince(start);
   return m;
 }
@@ -175,12 +234,17 @@ void MiniBatches::load(uint64_t epoch, uint64_t g) {
       if (generation != g)
         return;
     }
-    MiniBatch m = prepare(epoch, i, order);
+    auto m = prepare(epoch, i, order);
     {
       std::lock_guard<std::mutex> lock(mutex);
+      if (!m) {
+        loaderError = llvm::toString(m.takeError());
+        loaderDone = true;
+        break;
+      }
       if (generation != g)
         return;
-      ready.push_back(std::move(m));
+      ready.push_back(std::move(*m));
       ++produced;
     }
     changed.notify_all();
@@ -199,6 +263,8 @@ MiniBatches::bindNext(ForwardOptions &forward) {
   {
     std::unique_lock<std::mutex> lock(mutex);
     changed.wait(lock, [&] { return !ready.empty() || loaderDone; });
+    if (ready.empty() && !loaderError.empty())
+      return llvm::createStringError("preparing a mini-batch: " + loaderError);
     if (ready.empty())
       return nullptr;
     next = std::make_unique<MiniBatch>(std::move(ready.front()));
@@ -207,6 +273,16 @@ MiniBatches::bindNext(ForwardOptions &forward) {
   }
   changed.notify_all();
   stats_.waitSeconds += secondsSince(start);
+  ++stats_.batches;
+  if (next->sample.seeds() == 0) {
+    // Nothing to train on (a distributed trainer's empty batch); the
+    // model stays bound to what it was.
+    empty = std::move(next);
+    return empty.get();
+  }
+  if (distributed && wholeBound)
+    if (llvm::Error e = model.setDistribution(nullptr))
+      return std::move(e);
   // The model lets go of the previous batch before it is freed.
   if (llvm::Error e = model.setGraph(next->graph))
     return std::move(e);
@@ -223,7 +299,6 @@ MiniBatches::bindNext(ForwardOptions &forward) {
   forward.lossMask.resize(size_t(current->sample.seeds()));
   std::iota(forward.lossMask.begin(), forward.lossMask.end(), 0);
   forward.exactLossMask = true;
-  ++stats_.batches;
   stats_.rows += int64_t(current->sample.vertices.size());
   stats_.levelRows.resize(current->sample.levels.size());
   for (size_t k = 0; k < current->sample.levels.size(); ++k)
@@ -240,12 +315,30 @@ llvm::Error MiniBatches::bindWhole() {
     return llvm::Error::success();
   if (llvm::Error e = model.setGraph(whole))
     return e;
+  current.reset();
+  if (distributed) {
+    // The partition's rows, its halo's from their owners (every trainer
+    // evaluates at once).
+    const Tensor &owned = *distributed->ownedRows;
+    const int64_t width = owned.rowSize();
+    Tensor x = Tensor::uninitialized({whole.numVertices, width});
+    std::copy(owned.f32(), owned.f32() + owned.numElements(), x.f32());
+    if (llvm::Error e = distributed->dist->gatherHalo(x.f32(), width))
+      return e;
+    if (llvm::Error e = model.setDistribution(distributed->dist))
+      return e;
+    if (llvm::Error e = model.setInput(featureName, std::move(x)))
+      return e;
+    if (llvm::Error e = model.setInput(labelName, Tensor::view(labels)))
+      return e;
+    wholeBound = true;
+    return llvm::Error::success();
+  }
   // Views: the tensors stay here, where the loader reads them too.
   if (llvm::Error e = model.setInput(featureName, Tensor::view(features)))
     return e;
   if (llvm::Error e = model.setInput(labelName, Tensor::view(labels)))
     return e;
-  current.reset();
   wholeBound = true;
   return llvm::Error::success();
 }

@@ -23,6 +23,7 @@
 
 #include "runtime/Model.h"
 #include "runtime/exec/ThreadPool.h"
+#include "runtime/sample/BatchRows.h"
 #include "runtime/sample/NeighborSampler.h"
 
 #include "llvm/Support/Error.h"
@@ -31,6 +32,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace saga {
@@ -43,6 +45,23 @@ struct MiniBatchOptions {
   /// Each layer computes only the rows the loss depends on (its block);
   /// off: every row of the batch graph (the same result, for tests).
   bool rowExtents = true;
+};
+
+/// A trainer of a distributed run (runtime/distributed/): it samples
+/// batches of its own training vertices from the whole graph's structure,
+/// their feature rows come from `rows` (its partition's, and its peers'
+/// over MPI: RemoteFeatures), and evaluation runs on its partition
+/// (`dist`), the halo rows of the features gathered from their owners for
+/// each evaluation. Every trainer runs `batches` batches per epoch (the
+/// most any trainer needs; the others spread their seeds over as many,
+/// empty ones included, since each batch's fetch is a collective).
+struct DistributedBatches {
+  const Graph *structure = nullptr; // the whole graph, in global ids
+  BatchRows *rows = nullptr;
+  const Tensor *ownedRows = nullptr; // the partition's feature rows
+  std::vector<int32_t> labels;       // per whole-graph vertex
+  Distribution *dist = nullptr;
+  int64_t batches = 0;
 };
 
 /// A batch ready to bind.
@@ -75,6 +94,14 @@ public:
   static llvm::Expected<std::unique_ptr<MiniBatches>>
   create(Model &model, const Graph &whole, std::vector<int32_t> train,
          const MiniBatchOptions &options, uint64_t seed);
+  /// A trainer of a distributed run: `part` is the partition's local graph
+  /// (the model's, for evaluation), `train` its training vertices in
+  /// global ids; the model's label input holds the partition's local rows
+  /// and its feature input is left unbound (`setup.ownedRows` has them).
+  static llvm::Expected<std::unique_ptr<MiniBatches>>
+  createDistributed(Model &model, const Graph &part, std::vector<int32_t> train,
+                    const MiniBatchOptions &options, uint64_t seed,
+                    DistributedBatches setup);
   ~MiniBatches();
 
   int64_t batchesPerEpoch() const;
@@ -88,20 +115,30 @@ public:
   const MiniBatchStats &stats() const { return stats_; }
 
 private:
-  MiniBatches(Model &model, const Graph &whole, std::vector<int32_t> train,
-              const MiniBatchOptions &options, uint64_t seed);
+  MiniBatches(Model &model, const Graph &whole, const Graph &structure,
+              std::vector<int32_t> train, const MiniBatchOptions &options,
+              uint64_t seed);
+  /// Finds the model's feature and label inputs.
+  llvm::Error findInputs();
+  /// Seeds [*lo, *hi) of `order` in batch `index`.
+  void batchBounds(int64_t index, int64_t *lo, int64_t *hi) const;
   void stopLoader();
   void load(uint64_t epoch, uint64_t generation);
-  MiniBatch prepare(uint64_t epoch, int64_t index,
-                    const std::vector<int32_t> &order);
+  llvm::Expected<MiniBatch> prepare(uint64_t epoch, int64_t index,
+                                    const std::vector<int32_t> &order);
 
   Model &model;
-  const Graph &whole;
+  const Graph &whole;     // the model's graph for evaluation
+  const Graph &structure; // sampled from (the whole graph, global ids)
   std::vector<int32_t> train;
   MiniBatchOptions options;
   uint64_t seed;
   std::string featureName, labelName;
   Tensor features, labels; // the whole graph's, taken from the model
+  std::unique_ptr<LocalBatchRows> localRows; // over `features`
+  BatchRows *rows = nullptr;                 // a batch's rows
+  const int32_t *batchLabels = nullptr;        // per global vertex
+  std::optional<DistributedBatches> distributed;
   std::vector<float> wholeDegrees;
   NeighborSampler sampler;
   ThreadPool pool;
@@ -113,7 +150,9 @@ private:
   uint64_t generation = 0; // bumped to stop a loader
   int64_t produced = 0, consumed = 0;
   bool loaderDone = false;
+  std::string loaderError; // why the loader stopped early
   std::unique_ptr<MiniBatch> current; // bound to the model
+  std::unique_ptr<MiniBatch> empty;   // the last batch without seeds
   bool wholeBound = true;
   MiniBatchStats stats_;
 };

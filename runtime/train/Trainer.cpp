@@ -164,13 +164,42 @@ trainBatches(Model &model, MiniBatches &batches, Optimizer &optimizer,
       return batch.takeError();
     if (!*batch)
       break;
-    auto step = model.trainStep(f, epochSeed(seed, uint64_t(done)));
-    if (!step)
-      return step.takeError();
-    if (llvm::Error e = optimizer.step(step->gradients))
-      return std::move(e);
     int64_t n = (*batch)->sample.seeds();
-    lossSum += step->loss * double(n);
+    std::vector<std::pair<std::string, Tensor>> gradients;
+    double loss = 0;
+    if (n > 0) {
+      auto step = model.trainStep(f, epochSeed(seed, uint64_t(done)));
+      if (!step)
+        return step.takeError();
+      gradients = std::move(step->gradients);
+      loss = step->loss;
+    } else { // a distributed trainer's empty batch: nothing of its own
+      for (const ValueInfo &p : model.params())
+        gradients.emplace_back(p.name, Tensor(p.shape));
+    }
+    if (options.dist) {
+      // Synchronous data parallel: the gradient of the mean loss over all
+      // trainers' seeds (each trainer's gradient weighted by its seeds),
+      // and that loss, in one sum.
+      std::vector<double> all;
+      for (auto &[name, g] : gradients)
+        for (int64_t j = 0; j < g.numElements(); ++j)
+          all.push_back(double(g.f32()[j]) * double(n));
+      all.push_back(loss * double(n));
+      all.push_back(double(n));
+      if (llvm::Error e = options.dist->sum(all.data(), int64_t(all.size())))
+        return std::move(e);
+      double total = all.back();
+      size_t k = 0;
+      for (auto &[name, g] : gradients)
+        for (int64_t j = 0; j < g.numElements(); ++j)
+          g.f32()[j] = total > 0 ? float(all[k++] / total) : 0.0f;
+      loss = total > 0 ? all[k] / total : 0.0;
+      n = int64_t(total);
+    }
+    if (llvm::Error e = optimizer.step(gradients))
+      return std::move(e);
+    lossSum += loss * double(n);
     seeds += n;
     ++done;
     if (options.batchProgress)

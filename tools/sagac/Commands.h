@@ -5,6 +5,7 @@
 
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
+#include "runtime/sample/HaloBuffer.h"
 #include "runtime/sample/MiniBatches.h"
 #include "runtime/train/Trainer.h"
 
@@ -77,6 +78,8 @@ struct TrainCommandOptions {
   /// Mini-batch training (runtime/sample/MiniBatches.h): batchSize 0 is
   /// full batch; the fan-outs per layer, input layer first.
   MiniBatchOptions batches;
+  /// With batches and --partition: MassiveGNN's buffer of remote features.
+  HaloBufferOptions buffer;
 };
 
 /// Trains the model on the dataset's training split, printing a line per

@@ -17,12 +17,14 @@
 #include "runtime/distributed/GraphPart.h"
 #include "runtime/distributed/MpiDistribution.h"
 #include "runtime/distributed/Partitioner.h"
+#include "runtime/distributed/RemoteFeatures.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Reorder.h"
 #include "runtime/train/ParamsFile.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -160,8 +162,12 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     llvm::errs() << "sagac: error: " << why << "\n";
     return 1;
   }
+  // Mini-batches fetch remote features on their loader thread while the
+  // training thread sums gradients: both call MPI.
+  const bool batched = options.batches.batchSize > 0;
+  const int wanted = batched ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
   int provided = 0;
-  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  MPI_Init_thread(nullptr, nullptr, wanted, &provided);
   MPI_Comm comm = MPI_COMM_WORLD;
   int rank = 0, ranks = 1;
   MPI_Comm_rank(comm, &rank);
@@ -177,6 +183,10 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     MPI_Abort(comm, 1);
     return 1;
   };
+  if (provided < wanted)
+    return fail(llvm::createStringError(
+        "this MPI library does not provide MPI_THREAD_MULTIPLE, which "
+        "distributed mini-batches need (a loader thread fetches features)"));
   const RunOptions &o = options.run;
   // Only rank 0 talks; the others' output would repeat it N times.
   llvm::raw_ostream &out = rank == 0 ? llvm::outs() : llvm::nulls();
@@ -261,14 +271,24 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   local.name = d.name;
   local.numClasses = d.numClasses;
   int64_t intervalsRead = 0;
+  // Mini-batch trainers hold their own rows only: the others come from
+  // their owners, batch by batch.
+  const size_t featureRows =
+      batched ? size_t(part.owned()) : part.globalIds.size();
   if (file) {
     std::vector<int32_t> rows;
-    for (int32_t v : part.globalIds)
-      rows.push_back(fileId[size_t(v)]);
+    for (size_t i = 0; i < featureRows; ++i)
+      rows.push_back(fileId[size_t(part.globalIds[i])]);
     auto features = file->readFeatureRowsOf(rows, &intervalsRead);
     if (!features)
       return fail(features.takeError());
     local.features = std::move(*features);
+  } else if (batched) {
+    const int64_t width = d.features.rowSize();
+    local.features = Tensor::uninitialized({part.owned(), width});
+    std::copy(d.features.f32() + int64_t(part.begin) * width,
+              d.features.f32() + int64_t(part.end) * width,
+              local.features.f32());
   } else {
     local.features = part.localRowsOf(d.features);
   }
@@ -292,10 +312,14 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   // inputs; rank 0 keeps the whole graph to say what a cut by the refined
   // model would predict.
   const CostFeatures costInputs = cost.inputs(g, part.begin, part.end);
+  // Mini-batches sample the whole graph's structure (a batch reaches past
+  // the partition's halo); full-graph training needs only its part.
+  const unsigned refineEvery = batched ? 0 : o.refineEvery;
   std::optional<Graph> whole;
-  if (rank == 0 && o.refineEvery > 0)
+  if (rank == 0 && refineEvery > 0)
     whole = std::move(g);
-  g = Graph();
+  if (!batched)
+    g = Graph();
 
   out << llvm::format("graph %s: %d vertices; %d ranks, partition %s (cut in "
                       "%.1f ms)\n",
@@ -322,8 +346,48 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     return fail(std::move(e));
   if (llvm::Error e = m.setDistribution(&dist))
     return fail(std::move(e));
-  if (llvm::Error e = bindDataset(m, local))
+  std::unique_ptr<RemoteFeatures> remote;
+  std::unique_ptr<MiniBatches> batches;
+  if (batched) {
+    // The labels now; the features stay with the remote rows' server.
+    for (const ValueInfo &in : m.inputs())
+      if (in.domain == ValueInfo::Vertex && in.dtype == DType::I32) {
+        Tensor labels({int64_t(local.labels.size())}, DType::I32);
+        std::copy(local.labels.begin(), local.labels.end(), labels.i32());
+        if (llvm::Error e = m.setInput(in.name, std::move(labels)))
+          return fail(std::move(e));
+      }
+    std::vector<int64_t> haloInDegree;
+    for (size_t i = size_t(part.owned()); i < part.globalIds.size(); ++i)
+      haloInDegree.push_back(int64_t(part.inDegrees[i]));
+    remote = std::make_unique<RemoteFeatures>(
+        std::move(local.features), s.parts, rank, part.halo, haloInDegree,
+        options.buffer, comm);
+    if (llvm::Error e = remote->start())
+      return fail(std::move(e));
+    // Every trainer runs as many batches as the one with the most seeds.
+    std::vector<int32_t> seeds;
+    for (int32_t r : split.train)
+      seeds.push_back(part.begin + r);
+    const int64_t b = options.batches.batchSize;
+    int64_t mineCount = (int64_t(seeds.size()) + b - 1) / b, most = 0;
+    MPI_Allreduce(&mineCount, &most, 1, MPI_INT64_T, MPI_MAX, comm);
+    DistributedBatches setup;
+    setup.structure = &g;
+    setup.rows = remote.get();
+    setup.ownedRows = &remote->ownedRows();
+    setup.labels = d.labels;
+    setup.dist = &dist;
+    setup.batches = most;
+    auto made = MiniBatches::createDistributed(m, part.local, std::move(seeds),
+                                               options.batches, options.train.seed,
+                                               std::move(setup));
+    if (!made)
+      return fail(made.takeError());
+    batches = std::move(*made);
+  } else if (llvm::Error e = bindDataset(m, local)) {
     return fail(std::move(e));
+  }
   if (!o.params.empty()) {
     auto params = loadParamsFile(o.params);
     if (!params)
@@ -337,6 +401,26 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   TrainOptions t = options.train;
   t.dist = &dist;
   t.writes = rank == 0;
+  t.batches = batches.get();
+  if (batches) {
+    std::string fanouts;
+    for (int64_t f : options.batches.fanouts)
+      fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
+    std::string buffer =
+        options.buffer.fraction > 0
+            ? llvm::formatv("MassiveGNN's buffer holding {0}% of each halo "
+                            "(Delta {1}, alpha {2})",
+                            100 * options.buffer.fraction,
+                            options.buffer.period, options.buffer.alpha)
+                  .str()
+            : "no buffer";
+    out << llvm::format(
+        "mini-batches of %lld seeds, fan-out %s, %lld per epoch on every "
+        "rank; remote features fetched on a loader thread, %s; evaluation "
+        "on the whole graph\n",
+        (long long)options.batches.batchSize, fanouts.c_str(),
+        (long long)batches->batchesPerEpoch(), buffer.c_str());
+  }
   out << llvm::format("training %u epochs, %s lr %g, seed %llu, on %d ranks\n",
                       t.epochs,
                       t.optimizer == TrainOptions::Adam ? "Adam" : "SGD",
@@ -349,6 +433,8 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     d.exposedSeconds = now.exposedSeconds - then.exposedSeconds;
     return d.overlapFraction();
   };
+  RemoteFeatureCounters lastRemote; // mini-batches: at the last epoch
+  double lastWait = 0, trainSeconds = 0;
   std::vector<CostModel::Sample> costSamples;
   double computeSeconds = 0; // this rank's, since the last refinement
   unsigned epochsMeasured = 0;
@@ -400,6 +486,30 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     ExchangeCounters c = dist.counters();
     computeSeconds += std::max(0.0, e.seconds - (c.seconds - last.seconds));
     ++epochsMeasured;
+    if (batches) {
+      RemoteFeatureCounters r = remote->counters();
+      if (!options.quiet)
+        out << llvm::format(
+            "epoch %4u/%u  loss %.4f  train %.4f  val %.4f  %.1f ms (%.1f "
+            "training)  (rank 0: %.1f MiB of remote features, %.0f%% of "
+            "its halo reads from the buffer, %.1f ms fetching, %.1f ms "
+            "waited for batches)\n",
+            e.epoch, t.epochs, e.loss, e.trainAcc, e.valAcc, e.seconds * 1e3,
+            e.trainSeconds * 1e3,
+            double(r.bytesReceived - lastRemote.bytesReceived) / (1 << 20),
+            100 * (r.hits - lastRemote.hits + r.misses - lastRemote.misses > 0
+                       ? double(r.hits - lastRemote.hits) /
+                             double(r.hits - lastRemote.hits + r.misses -
+                                    lastRemote.misses)
+                       : 0.0),
+            (r.fetchSeconds - lastRemote.fetchSeconds) * 1e3,
+            (batches->stats().waitSeconds - lastWait) * 1e3);
+      lastRemote = r;
+      lastWait = batches->stats().waitSeconds;
+      trainSeconds += e.trainSeconds;
+      out.flush();
+      return;
+    }
     if (!options.quiet)
       out << llvm::format("epoch %4u/%u  loss %.4f  train %.4f  val %.4f  "
                           "%.1f ms  (rank 0 sent %.1f KiB, %.1f ms in "
@@ -412,7 +522,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                           (c.seconds - last.seconds) * 1e3,
                           100 * overlapSince(c, last));
     last = c;
-    if (o.refineEvery > 0 && e.epoch % o.refineEvery == 0)
+    if (refineEvery > 0 && e.epoch % refineEvery == 0)
       refine(e.epoch);
     out.flush();
   });
@@ -428,6 +538,39 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                       result->history.empty()
                           ? 0.0
                           : total / double(result->history.size()) * 1e3);
+  if (batches) {
+    // Every trainer's remote features, per epoch, for the report, the
+    // bench and the tests.
+    RemoteFeatureCounters r = remote->counters();
+    constexpr int kRemote = 11;
+    double mineRemote[kRemote] = {
+        double(r.localRows), double(r.remoteRows), double(r.hits),
+        double(r.misses), double(r.fetchedRows), double(r.bytesReceived),
+        r.fetchSeconds, batches->stats().waitSeconds, trainSeconds,
+        double(remote->bufferRows()), double(remote->haloRows())};
+    std::vector<double> allRemote(size_t(kRemote * ranks));
+    MPI_Gather(mineRemote, kRemote, MPI_DOUBLE, allRemote.data(), kRemote,
+               MPI_DOUBLE, 0, comm);
+    double epochs = std::max<double>(1.0, double(result->history.size()));
+    double bytes = 0;
+    for (int q = 0; q < ranks; ++q) {
+      const double *v = allRemote.data() + kRemote * q;
+      bytes += v[5];
+      out << llvm::format(
+          "trainer %d: per epoch %.0f local and %.0f remote rows read, %.0f "
+          "fetched, %.0f bytes received (the fill included), %.1f ms "
+          "fetching, %.1f ms waited for batches, %.1f ms training; buffer "
+          "%.0f of %.0f halo rows, hit rate %.1f%% (%.0f hits, %.0f "
+          "misses)\n",
+          q, v[0] / epochs, v[1] / epochs, v[4] / epochs, v[5] / epochs,
+          v[6] / epochs * 1e3, v[7] / epochs * 1e3, v[8] / epochs * 1e3,
+          v[9], v[10], v[2] + v[3] > 0 ? 100 * v[2] / (v[2] + v[3]) : 0.0,
+          v[2], v[3]);
+    }
+    out << llvm::format("remote feature bytes per epoch, all trainers: "
+                        "%.0f\n",
+                        bytes / epochs);
+  }
   // Every rank's exchanged bytes, per epoch (training steps and
   // evaluations), for the report and the tests.
   const ExchangeCounters &c = dist.counters();
@@ -456,7 +599,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     // With ROC's refined model: a later run reads it with --cost-model.
     if (llvm::Error e = saveParamsFile(
             options.saveParams, params,
-            std::string(o.refineEvery > 0
+            std::string(refineEvery > 0
                             ? "ROC's cost model, refined from this run's "
                               "steps:\n"
                             : "ROC's cost model of this run:\n") +
@@ -464,6 +607,9 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
       return fail(std::move(e));
   }
   out.flush();
+  // Their communicator and datatype go before MPI does.
+  batches.reset();
+  remote.reset();
   MPI_Finalize();
   return 0;
 }

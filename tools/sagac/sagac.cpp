@@ -222,6 +222,22 @@ cl::opt<unsigned> samplerThreads(
     cl::desc("With --batch-size: threads sampling and gathering the next "
              "batches while one trains (default 1)"),
     cl::init(1), cl::value_desc("N"), cl::sub(trainCommand));
+cl::opt<double> bufferFraction(
+    "buffer-fraction",
+    cl::desc("With --batch-size and --partition: MassiveGNN's buffer of "
+             "remote features holds this share f of the partition's halo, "
+             "the highest in-degrees first (default 0: no buffer)"),
+    cl::init(0.0), cl::value_desc("f"), cl::sub(trainCommand));
+cl::opt<int64_t> bufferPeriod(
+    "buffer-period",
+    cl::desc("With --buffer-fraction: mini-batches between evictions "
+             "(Delta, default 32)"),
+    cl::init(32), cl::value_desc("Delta"), cl::sub(trainCommand));
+cl::opt<double> bufferAlpha(
+    "buffer-alpha",
+    cl::desc("With --buffer-fraction: score decay per mini-batch (alpha, "
+             "default 0.05); slots below (1 - alpha)^Delta are evicted"),
+    cl::init(0.05), cl::value_desc("alpha"), cl::sub(trainCommand));
 cl::opt<bool> quiet("quiet", cl::desc("No per-epoch progress lines"),
                     cl::init(false), cl::sub(trainCommand));
 cl::opt<std::string> outputFile("o", cl::desc("Write the output to <file>"),
@@ -433,9 +449,22 @@ int main(int argc, char **argv) {
                    << batchSize << "\n";
       return 1;
     }
-    if (batchSize > 0 && !partition.empty()) {
-      llvm::errs() << "sagac: error: --batch-size does not train across "
-                      "ranks (--partition) yet\n";
+    options.buffer.fraction = bufferFraction;
+    options.buffer.period = bufferPeriod;
+    options.buffer.alpha = bufferAlpha;
+    if ((bufferFraction.getNumOccurrences() ||
+         bufferPeriod.getNumOccurrences() ||
+         bufferAlpha.getNumOccurrences()) &&
+        (batchSize == 0 || partition.empty())) {
+      llvm::errs() << "sagac: error: --buffer-fraction, --buffer-period and "
+                      "--buffer-alpha need --batch-size and --partition (a "
+                      "buffer of other trainers' features)\n";
+      return 1;
+    }
+    if (bufferFraction < 0 || bufferFraction > 1 || bufferPeriod < 1 ||
+        !(bufferAlpha > 0 && bufferAlpha < 1)) {
+      llvm::errs() << "sagac: error: the buffer needs 0 <= --buffer-fraction "
+                      "<= 1, --buffer-period >= 1 and 0 < --buffer-alpha < 1\n";
       return 1;
     }
     if (!partition.empty())
