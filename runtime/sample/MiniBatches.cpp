@@ -276,7 +276,10 @@ MiniBatches::bindNext(ForwardOptions &forward) {
   ++stats_.batches;
   if (next->sample.seeds() == 0) {
     // Nothing to train on (a distributed trainer's empty batch); the
-    // model stays bound to what it was.
+    // model stays bound to what it was. A distributed trainer still
+    // gathers its halo for the evaluation with its peers.
+    if (distributed)
+      wholeBound = false;
     empty = std::move(next);
     return empty.get();
   }

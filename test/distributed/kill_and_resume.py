@@ -1,7 +1,11 @@
 """Killing one rank stops the others, and --resume reproduces the run.
 
 Usage: kill_and_resume.py SAGAC MODEL DATA OUT_DIR [--epochs E] [--ranks N]
-       [--resume-ranks M]
+       [--resume-ranks M] [--kill-after K] [-- EXTRA...]
+
+EXTRA: more sagac train options for every run (e.g. mini-batches:
+--batch-size 64 --fanout 10,25 --buffer-fraction 0.5; their batches depend
+on the partitioning, so they resume on the same rank count).
 
 1. An uninterrupted run: mpirun -np N sagac train ... --partition vertices.
 2. The same run with a checkpoint; when its log shows some epochs, one
@@ -29,7 +33,12 @@ p.add_argument("out")
 p.add_argument("--epochs", type=int, default=300)
 p.add_argument("--ranks", type=int, default=3)
 p.add_argument("--resume-ranks", type=int, default=2)
-args = p.parse_args()
+p.add_argument("--kill-after", type=int, default=10,
+               help="epochs logged before the kill")
+argv = sys.argv[1:]
+extra = argv[argv.index("--") + 1:] if "--" in argv else []
+args = p.parse_args(argv[:argv.index("--")] if "--" in argv else argv)
+args.extra = extra
 os.makedirs(args.out, exist_ok=True)
 out = lambda name: os.path.join(args.out, name)
 
@@ -40,7 +49,7 @@ def mpirun(n, extra):
            "--mca", "btl_vader_single_copy_mechanism", "none", "-x", "OPENBLAS_NUM_THREADS=1",
             args.sagac, "train", args.model, "--data", args.data, "--epochs",
             str(args.epochs), "--partition", "vertices", "--threads", "1",
-            "--quiet"] + extra
+            "--quiet"] + args.extra + extra
 
 
 def rank_of(pid):
@@ -68,7 +77,7 @@ job = subprocess.Popen(mpirun(args.ranks, ["--checkpoint", out("run.ckpt"),
 deadline = time.time() + 120
 while time.time() < deadline:
     if os.path.exists(out("run.jsonl")) and \
-            sum(1 for _ in open(out("run.jsonl"))) >= 10:
+            sum(1 for _ in open(out("run.jsonl"))) >= args.kill_after:
         break
     if job.poll() is not None:
         sys.exit("the run ended before it could be killed:\n" + job.stdout.read())

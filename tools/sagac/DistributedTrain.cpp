@@ -408,7 +408,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
       fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
     std::string buffer =
         options.buffer.fraction > 0
-            ? llvm::formatv("MassiveGNN's buffer holding {0}% of each halo "
+            ? llvm::formatv("MassiveGNN's buffer holding {0:F0}% of each halo "
                             "(Delta {1}, alpha {2})",
                             100 * options.buffer.fraction,
                             options.buffer.period, options.buffer.alpha)
