@@ -116,12 +116,14 @@ llvm::Error RemoteFeatures::start() {
   if (buffer)
     ids = buffer->slots();
   std::vector<float> rows;
+  int64_t before = counters().bytesReceived;
   if (llvm::Error e = fetch(ids, rows))
     return e;
   if (buffer)
     buffer->fill(rows.data());
   std::lock_guard<std::mutex> lock(countersMutex);
   counters_.fillRows += int64_t(ids.size());
+  counters_.fillBytes += counters_.bytesReceived - before;
   return llvm::Error::success();
 }
 

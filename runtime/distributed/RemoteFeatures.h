@@ -40,6 +40,7 @@ struct RemoteFeatureCounters {
   int64_t fetchedRows = 0;    // received (misses, beyond-halo, newcomers)
   int64_t fillRows = 0;       // received by the initial fill
   int64_t bytesReceived = 0;  // rows and ids, by batches and the fill
+  int64_t fillBytes = 0;      // of which the fill's
   int64_t bytesSent = 0;      // rows served to peers and ids asked
   double fetchSeconds = 0;    // in exchanges
   double hitRate() const {

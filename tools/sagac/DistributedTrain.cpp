@@ -542,34 +542,36 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     // Every trainer's remote features, per epoch, for the report, the
     // bench and the tests.
     RemoteFeatureCounters r = remote->counters();
-    constexpr int kRemote = 11;
+    constexpr int kRemote = 12;
     double mineRemote[kRemote] = {
         double(r.localRows), double(r.remoteRows), double(r.hits),
         double(r.misses), double(r.fetchedRows), double(r.bytesReceived),
         r.fetchSeconds, batches->stats().waitSeconds, trainSeconds,
-        double(remote->bufferRows()), double(remote->haloRows())};
+        double(remote->bufferRows()), double(remote->haloRows()),
+        double(r.fillBytes)};
     std::vector<double> allRemote(size_t(kRemote * ranks));
     MPI_Gather(mineRemote, kRemote, MPI_DOUBLE, allRemote.data(), kRemote,
                MPI_DOUBLE, 0, comm);
     double epochs = std::max<double>(1.0, double(result->history.size()));
-    double bytes = 0;
+    double bytes = 0, fill = 0;
     for (int q = 0; q < ranks; ++q) {
       const double *v = allRemote.data() + kRemote * q;
-      bytes += v[5];
+      bytes += v[5] - v[11];
+      fill += v[11];
       out << llvm::format(
           "trainer %d: per epoch %.0f local and %.0f remote rows read, %.0f "
-          "fetched, %.0f bytes received (the fill included), %.1f ms "
-          "fetching, %.1f ms waited for batches, %.1f ms training; buffer "
-          "%.0f of %.0f halo rows, hit rate %.1f%% (%.0f hits, %.0f "
+          "fetched, %.0f bytes received, %.1f ms fetching, %.1f ms waited "
+          "for batches, %.1f ms training; buffer %.0f of %.0f halo rows "
+          "(filled with %.0f bytes), hit rate %.1f%% (%.0f hits, %.0f "
           "misses)\n",
-          q, v[0] / epochs, v[1] / epochs, v[4] / epochs, v[5] / epochs,
-          v[6] / epochs * 1e3, v[7] / epochs * 1e3, v[8] / epochs * 1e3,
-          v[9], v[10], v[2] + v[3] > 0 ? 100 * v[2] / (v[2] + v[3]) : 0.0,
-          v[2], v[3]);
+          q, v[0] / epochs, v[1] / epochs, v[4] / epochs,
+          (v[5] - v[11]) / epochs, v[6] / epochs * 1e3, v[7] / epochs * 1e3,
+          v[8] / epochs * 1e3, v[9], v[10], v[11],
+          v[2] + v[3] > 0 ? 100 * v[2] / (v[2] + v[3]) : 0.0, v[2], v[3]);
     }
     out << llvm::format("remote feature bytes per epoch, all trainers: "
-                        "%.0f\n",
-                        bytes / epochs);
+                        "%.0f (and %.0f once, filling the buffers)\n",
+                        bytes / epochs, fill);
   }
   // Every rank's exchanged bytes, per epoch (training steps and
   // evaluations), for the report and the tests.
