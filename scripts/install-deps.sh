@@ -8,7 +8,7 @@ PKGS=(
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   antlr4 libantlr4-runtime-dev default-jre-headless
   libgtest-dev libopenblas-dev zlib1g-dev libboost-context-dev
-  openmpi-bin libopenmpi-dev libmetis-dev iproute2
+  openmpi-bin libopenmpi-dev libmetis-dev iproute2 python3-numpy
 )
 
 missing=()

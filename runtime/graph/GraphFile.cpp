@@ -3,10 +3,10 @@
 #include "runtime/graph/GraphFile.h"
 
 #include "runtime/graph/EdgeChunks.h"
+#include "runtime/graph/Intervals.h"
+#include "runtime/graph/Numpy.h"
 
 #include <zlib.h>
-
-#include "runtime/graph/Intervals.h"
 
 #include "llvm/ADT/ScopeExit.h"
 
@@ -829,7 +829,9 @@ llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
       return file.takeError();
     return (*file)->readAll();
   }
+  if (isNpzFile(path))
+    return loadNpzDataset(path);
   return llvm::createStringError(
-      path + ": not a dataset Saga reads: neither a Planetoid folder nor a "
-             "Saga graph file (sagac convert writes one)");
+      path + ": not a dataset Saga reads: not a Planetoid folder, a Saga "
+             "graph file (sagac convert writes one) or a NumPy .npz archive");
 }

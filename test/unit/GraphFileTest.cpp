@@ -367,8 +367,9 @@ TEST(GraphFile, LoadDatasetDetectsTheFormat) {
   std::string path = scratch("text.txt");
   writeBytes(path, "0 1\n1 2\n");
   EXPECT_EQ(errorOf(loadDataset(path).takeError()),
-            path + ": not a dataset Saga reads: neither a Planetoid folder "
-                   "nor a Saga graph file (sagac convert writes one)");
+            path + ": not a dataset Saga reads: not a Planetoid folder, a "
+                   "Saga graph file (sagac convert writes one) or a NumPy "
+                   ".npz archive");
   std::remove(path.c_str());
   std::string missing = scratch("missing");
   EXPECT_EQ(errorOf(loadDataset(missing).takeError()),

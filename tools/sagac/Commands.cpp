@@ -5,6 +5,7 @@
 #include "runtime/exec/Device.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
+#include "runtime/graph/Numpy.h"
 #include "runtime/Model.h"
 #include "runtime/train/ParamsFile.h"
 #include "runtime/Timing.h"
@@ -90,6 +91,9 @@ struct Session {
   std::unique_ptr<GraphFile> file;
   std::unique_ptr<GraphFileChunks> chunks;
   int64_t intervals = 0;
+  /// The dataset's vertex v is the graph's vertex newId[v] (empty: the
+  /// same), after a relabelling.
+  std::vector<int32_t> newId;
 };
 
 /// Under a memory budget, a graph file is not loaded: the model gets the
@@ -227,7 +231,9 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
       (options.reorder == RunOptions::Reorder::Auto &&
        d.edges.numVertices >= kAutoReorderVertices)) {
     auto start = std::chrono::steady_clock::now();
-    relabel(d, degreeOrder(d.edges));
+    VertexOrder order = degreeOrder(d.edges);
+    relabel(d, order);
+    session->newId = std::move(order.newId);
     llvm::outs() << llvm::format(
         "relabelled %d vertices in degree order in %.1f ms (--reorder=none "
         "keeps the dataset's ids)\n",
@@ -396,6 +402,24 @@ int saga::runForward(const RunOptions &options) {
                                  step.c_str());
   if (result->loss)
     llvm::outs() << llvm::format("loss (train vertices): %.6f\n", *result->loss);
+  if (!options.output.empty()) {
+    // Rows back in the dataset's vertex order.
+    const Tensor &p = result->prediction;
+    Tensor rows = session->newId.empty() ? Tensor::view(p)
+                                         : Tensor::uninitialized(p.shape(),
+                                                                 p.dtype());
+    if (!session->newId.empty()) {
+      const int64_t w = p.rowSize();
+      for (size_t v = 0; v < session->newId.size(); ++v)
+        std::copy(p.f32() + int64_t(session->newId[v]) * w,
+                  p.f32() + int64_t(session->newId[v] + 1) * w,
+                  rows.f32() + int64_t(v) * w);
+    }
+    if (llvm::Error e = writeNpy(options.output, rows))
+      return fail(std::move(e));
+    llvm::outs() << "wrote the output (" << rows.describe() << ") to "
+                 << options.output << "\n";
+  }
 
   const Tensor &out = result->prediction;
   if (out.shape().size() == 2) {

@@ -25,6 +25,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool profile = false;     // print the time of every plan step
   unsigned repeat = 1;      // forward passes; the median time is reported
+  std::string output;       // sagac run: the model's output as .npy
   /// Vertex relabelling before the graph is built (runtime/graph/Reorder.h):
   /// Auto relabels in degree order graphs of kAutoReorderVertices vertices
   /// or more, whose features outgrow the caches; smaller graphs gain nothing.

@@ -96,6 +96,11 @@ cl::opt<bool> profile(
     cl::desc("Print the time of every plan step (train: of one more "
              "training step after the last epoch)"),
     cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<std::string> predictionFile(
+    "output",
+    cl::desc("Write the model's output (one row per vertex, in the input's "
+             "vertex order) to this NumPy .npy file"),
+    cl::value_desc("file.npy"), cl::sub(runCommand));
 cl::opt<unsigned> repeat("repeat", cl::desc("Forward passes to time (median)"),
                          cl::init(1), cl::sub(runCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameters and dropout"),
@@ -483,6 +488,7 @@ int main(int argc, char **argv) {
     saga::RunOptions options = runOptions();
     options.profile = profile;
     options.repeat = std::max(1u, unsigned(repeat));
+    options.output = predictionFile;
     return saga::runForward(options);
   }
 

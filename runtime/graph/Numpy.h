@@ -1,0 +1,70 @@
+//===- Numpy.h - NumPy .npy and .npz files ----------------------*- C++ -*-===//
+//
+// The arrays PyG and DGL users export (np.save, np.savez,
+// np.savez_compressed): .npy format versions 1 to 3 (a magic string, a
+// header that is a Python dict literal, then the data) and .npz archives
+// (ZIP, stored or deflated members, ZIP64 sizes, CRC-32 checked). Errors
+// name the file, the archive member and the byte offset of what is wrong.
+//
+// As a dataset (`--data graph.npz`), an archive holds the keys PyG's and
+// DGL's exports use: `edge_index` (2 x E) or `src` and `dst` (E each),
+// the edges as given (an undirected graph lists both directions); `x`
+// (N x F, float32 or float64), `y` (N, integer classes; -1 unlabelled) and
+// the split as `train_mask` / `val_mask` / `test_mask` (N, bool or 0/1) or
+// `train_idx` / `val_idx` / `test_idx` (vertex ids). N is x's row count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_RUNTIME_GRAPH_NUMPY_H
+#define SAGA_RUNTIME_GRAPH_NUMPY_H
+
+#include "runtime/graph/Loaders.h"
+#include "runtime/memory/Tensor.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace saga {
+
+/// One array: its element kind ('f' float, 'i' signed, 'u' unsigned, 'b'
+/// bool), bytes per element, shape (C order) and little-endian data.
+struct NpyArray {
+  char kind = 'f';
+  int64_t itemSize = 4;
+  std::vector<int64_t> shape;
+  std::vector<char> data;
+
+  int64_t size() const;
+  /// "float32", "int64", "bool", ...
+  std::string dtypeName() const;
+  /// Element i as a double or as an integer (integers and bools only).
+  double asDouble(int64_t i) const;
+  int64_t asInt(int64_t i) const;
+};
+
+/// A .npy file's bytes; `where` names it in errors.
+llvm::Expected<NpyArray> parseNpy(llvm::StringRef bytes,
+                                  const std::string &where);
+llvm::Expected<NpyArray> readNpy(const std::string &path);
+/// Every member of a .npz archive, by name without ".npy".
+llvm::Expected<std::map<std::string, NpyArray>>
+readNpz(const std::string &path);
+
+/// Writes a [rows, ...] f32 or i32 tensor as a version 1.0 .npy file (to a
+/// temporary name, then renamed: never a partial file under `path`).
+llvm::Error writeNpy(const std::string &path, const Tensor &t);
+
+/// Whether the file starts as a ZIP archive (an .npz).
+bool isNpzFile(const std::string &path);
+
+/// A dataset from an .npz archive (the keys above).
+llvm::Expected<Dataset> loadNpzDataset(const std::string &path);
+
+} // namespace saga
+
+#endif // SAGA_RUNTIME_GRAPH_NUMPY_H
