@@ -5,6 +5,7 @@
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Intervals.h"
 #include "runtime/graph/Numpy.h"
+#include "runtime/graph/OgbFolder.h"
 
 #include <zlib.h>
 
@@ -822,7 +823,7 @@ llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
   if (::stat(path.c_str(), &st) != 0)
     return ioError(path, "cannot open");
   if (S_ISDIR(st.st_mode))
-    return loadPlanetoid(path);
+    return isOgbFolder(path) ? loadOgbFolder(path) : loadPlanetoid(path);
   if (isGraphFile(path)) {
     auto file = GraphFile::open(path);
     if (!file)

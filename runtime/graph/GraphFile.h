@@ -180,9 +180,10 @@ private:
   int64_t partEdges;
 };
 
-/// Any dataset Saga reads, detected by content: a Planetoid folder, a
-/// graph file (.sgf) or a NumPy .npz archive (runtime/graph/Numpy.h); an
-/// error names the path and what it is not.
+/// Any dataset Saga reads, detected by content: a Planetoid folder, an OGB
+/// node-property folder (runtime/graph/OgbFolder.h), a graph file (.sgf)
+/// or a NumPy .npz archive (runtime/graph/Numpy.h); an error names the
+/// path and what it is not.
 llvm::Expected<Dataset> loadDataset(const std::string &path);
 
 } // namespace saga
