@@ -15,7 +15,8 @@ build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
-	./$(BUILD)/bin/sagac train examples/gcn.saga --data examples/data/cora --epochs 200 --lr 0.01 --seed 0
+	./$(BUILD)/bin/sagac train examples/gcn.saga --data examples/data/cora --epochs 200 --lr 0.01 --seed 0 \
+	  --log $(BUILD)/cora-gcn.jsonl --plot $(BUILD)/cora-gcn.svg
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)

@@ -1,6 +1,7 @@
 //===- Commands.cpp - `sagac run` and `sagac train` -----------------------===//
 
 #include "Commands.h"
+#include "Plot.h"
 
 #include "runtime/exec/Device.h"
 #include "runtime/graph/GraphFile.h"
@@ -12,6 +13,7 @@
 #include "runtime/graph/Reorder.h"
 
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -565,6 +567,29 @@ int saga::runTrain(const TrainCommandOptions &options) {
       "%.4f  (%.1f ms/epoch)\n",
       f.epoch, f.loss, f.trainAcc, f.valAcc, f.testAcc,
       result->history.empty() ? 0.0 : total / result->history.size() * 1e3);
+  if (!options.plot.empty()) {
+    // The log has every epoch of a resumed run; the history only this
+    // process's.
+    std::vector<EpochPoint> points;
+    if (!t.logPath.empty()) {
+      auto logged = readTrainingLog(t.logPath);
+      if (!logged)
+        return fail(logged.takeError());
+      points = std::move(*logged);
+    } else {
+      for (const EpochStats &s : result->history)
+        points.push_back({double(s.epoch), s.loss, s.trainAcc, s.valAcc,
+                          s.testAcc, s.seconds});
+    }
+    std::string title = llvm::sys::path::filename(options.run.model).str() +
+                        " on " + session->data.name;
+    if (points.empty())
+      return fail(llvm::createStringError("--plot: no epochs to plot"));
+    if (llvm::Error e = writeTrainingCurves(options.plot, points, title))
+      return fail(std::move(e));
+    llvm::outs() << "plotted " << points.size() << " epochs to "
+                 << options.plot << "\n";
+  }
   if (options.run.memoryBudget > 0 && !result->history.empty())
     printChunked(result->history.back().chunked, options.run.memoryBudget);
   printFileReads(*session);

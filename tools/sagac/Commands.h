@@ -75,6 +75,7 @@ struct TrainCommandOptions {
   RunOptions run;     // model, data, threads, ...
   TrainOptions train; // epochs, optimiser, checkpoints, ...
   std::string saveParams; // write the trained parameters (text) here
+  std::string plot;       // the training curves as SVG (Plot.h)
   bool quiet = false;     // no per-epoch lines
   /// Mini-batch training (runtime/sample/MiniBatches.h): batchSize 0 is
   /// full batch; the fan-outs per layer, input layer first.

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
+#include "Plot.h"
 
 #include "codegen/cpu/CpuJit.h"
 #include "codegen/cuda/CudaEmitter.h"
@@ -45,6 +46,9 @@ cl::SubCommand trainCommand("train", "Train a model on a dataset");
 cl::SubCommand convertCommand(
     "convert", "Write a dataset as a Saga graph file (.sgf: CSR both ways, "
                "2-D chunk index, features, labels, checksums)");
+cl::SubCommand plotCommand(
+    "plot", "Plot a training log (--log's JSON lines) as SVG: loss, "
+            "accuracies and epoch time against the epoch");
 cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.saga | ->"),
                                cl::Required, cl::cat(category),
                                cl::sub(cl::SubCommand::getAll()));
@@ -179,6 +183,13 @@ cl::opt<bool> printSchedule(
     cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<std::string> convertOutput(cl::Positional, cl::desc("<output.sgf>"),
                                    cl::Required, cl::sub(convertCommand));
+cl::opt<std::string> plotOutput(cl::Positional, cl::desc("<curves.svg>"),
+                                cl::Required, cl::sub(plotCommand));
+cl::opt<std::string> plotFile(
+    "plot",
+    cl::desc("After training, plot the loss, accuracies and epoch times "
+             "(all of --log's epochs when given) to this SVG file"),
+    cl::value_desc("file.svg"), cl::sub(trainCommand));
 cl::opt<int64_t> intervals(
     "intervals",
     cl::desc("Vertex intervals of the 2-D chunk index (default 8)"),
@@ -434,6 +445,7 @@ int main(int argc, char **argv) {
     options.train.checkpointPath = checkpoint;
     options.train.resume = resume;
     options.saveParams = saveParams;
+    options.plot = plotFile;
     options.quiet = quiet;
     options.run.partition = partition;
     options.run.costModel = costModelFile;
@@ -484,6 +496,8 @@ int main(int argc, char **argv) {
   }
   if (convertCommand)
     return saga::runConvert(inputFile, convertOutput, intervals);
+  if (plotCommand)
+    return saga::runPlot(inputFile, plotOutput);
   if (runCommand) {
     saga::RunOptions options = runOptions();
     options.profile = profile;
