@@ -9,6 +9,7 @@ PKGS=(
   antlr4 libantlr4-runtime-dev default-jre-headless
   libgtest-dev libopenblas-dev zlib1g-dev libboost-context-dev
   openmpi-bin libopenmpi-dev libmetis-dev iproute2 python3-numpy
+  pybind11-dev python3-dev python3-pytest python3-scipy
 )
 
 missing=()

@@ -138,6 +138,15 @@ Tensor Tensor::view(const Tensor &other) {
   return t;
 }
 
+Tensor Tensor::borrow(void *data, std::vector<int64_t> shape, DType dtype) {
+  Tensor t;
+  t.shape_ = std::move(shape);
+  t.dtype_ = dtype;
+  t.data_ = std::unique_ptr<uint32_t[], Free>(static_cast<uint32_t *>(data),
+                                              Free(0, /*owned=*/false));
+  return t;
+}
+
 Tensor::Tensor(const Tensor &other)
     : Tensor(other.shape_, other.dtype_, /*zero=*/false) {
   std::memcpy(data_.get(), other.data_.get(), other.numElements() * 4);

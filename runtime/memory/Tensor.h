@@ -30,6 +30,9 @@ public:
   /// its storage (a whole graph's inputs lent to a model between
   /// mini-batches, runtime/sample/MiniBatches.h). Copies of it own copies.
   static Tensor view(const Tensor &other);
+  /// Storage the caller owns (4-byte elements, e.g. a NumPy array bound
+  /// without a copy): valid while the caller keeps it.
+  static Tensor borrow(void *data, std::vector<int64_t> shape, DType dtype);
   Tensor(const Tensor &other);
   Tensor &operator=(const Tensor &other);
   Tensor(Tensor &&) = default;

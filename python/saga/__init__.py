@@ -1,0 +1,170 @@
+"""Saga: a compiler and runtime for graph neural networks, from Python.
+
+    import saga
+    model = saga.compile("examples/gcn.saga")
+    model.set_graph(src, dst, num_vertices)      # NumPy arrays
+    model.set_inputs(x=features, label=labels)   # float32 bound, no copy
+    history = model.fit(train_ids, val_ids, test_ids, epochs=200)
+    logits = model.forward()
+
+Graphs also come from SciPy matrices (Model.set_graph_csr), PyG's
+edge_index (Model.set_edge_index) and DGL graphs (Model.set_dgl_graph);
+saga.load_dataset reads any dataset sagac reads (Planetoid folders, OGB
+folders, .npz archives, .sgf graph files) as NumPy arrays. Errors are
+saga.Error with Saga's located messages; wrong shapes, dtypes and names are
+ValueError, TypeError and KeyError.
+"""
+import os
+import sys
+
+import numpy as np
+
+from . import _saga
+
+Error = _saga.Error
+
+__all__ = ["Error", "Model", "compile", "load_dataset", "row_normalize"]
+
+
+def load_dataset(path):
+    """A dataset as NumPy arrays: src, dst (int64 edges), x (float32
+    features), y (int64 classes, -1 unlabelled), train / val / test (vertex
+    ids), num_vertices, num_classes, name."""
+    return _saga.load_dataset(os.fspath(path))
+
+
+def row_normalize(x):
+    """Each row divided by its sum (rows summing to 0 stay 0), as sagac
+    does to Planetoid features by default."""
+    x = np.asarray(x, dtype=np.float32)
+    s = x.sum(axis=1, keepdims=True)
+    return np.divide(x, s, out=np.zeros_like(x), where=s != 0)
+
+
+class Model:
+    """A compiled .saga model, its graph and its bound inputs."""
+
+    def __init__(self, impl):
+        self._impl = impl
+
+    # Graphs.
+    def set_graph(self, src, dst, num_vertices=None):
+        """Edges src[i] -> dst[i] (integer arrays); num_vertices defaults to
+        1 + the largest id. The model's declared self loops are added."""
+        src, dst = np.asarray(src), np.asarray(dst)
+        if num_vertices is None:
+            num_vertices = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
+        self._impl.set_graph(src, dst, int(num_vertices))
+        return self
+
+    def set_edge_index(self, edge_index, num_vertices=None):
+        """PyG's edge_index (2 x E: sources, then targets; a torch tensor or
+        an array)."""
+        e = np.asarray(edge_index.cpu().numpy() if hasattr(edge_index, "cpu")
+                       else edge_index)
+        if e.ndim != 2 or e.shape[0] != 2:
+            raise ValueError("edge_index must have shape (2, E), not %s" %
+                             (e.shape,))
+        return self.set_graph(e[0], e[1], num_vertices)
+
+    def set_graph_csr(self, matrix):
+        """A SciPy sparse matrix: entry (i, j) is the edge i -> j."""
+        coo = matrix.tocoo()
+        if coo.shape[0] != coo.shape[1]:
+            raise ValueError("an adjacency matrix is square, not %s" %
+                             (coo.shape,))
+        return self.set_graph(coo.row, coo.col, coo.shape[0])
+
+    def set_dgl_graph(self, g):
+        """A DGL graph's edges (g.edges()) and vertex count."""
+        u, v = g.edges()
+        return self.set_graph(u.numpy(), v.numpy(), g.num_nodes())
+
+    # Inputs.
+    def set_input(self, name, value):
+        """Binds an array to the model's input `name` (one row per vertex or
+        edge). A C-ordered float32 array is bound without a copy and must
+        not be resized while bound."""
+        self._impl.set_input(name, np.asarray(value))
+        return self
+
+    def set_inputs(self, **values):
+        for name, value in values.items():
+            self.set_input(name, value)
+        return self
+
+    def shares_memory(self, name, value):
+        """Whether input `name` is bound to `value`'s memory (no copy)."""
+        return self._impl.shares_memory(name, value)
+
+    @property
+    def inputs(self):
+        return self._impl.inputs()
+
+    # Running and training.
+    def forward(self):
+        """The model's output, one row per vertex (float32)."""
+        return self._impl.forward()
+
+    def fit(self, train, val, test, epochs=200, lr=0.01, optimizer="adam",
+            seed=0, patience=0, log=None, checkpoint=None, resume=False,
+            batch_size=0, fanout=(), progress=True):
+        """Trains with sagac train's trainer: one dict per epoch (epoch,
+        loss, train_acc, val_acc, test_acc, seconds) is returned.
+        `progress`: True for a progress bar on stderr, a callable taking
+        each epoch's dict, or False."""
+        if progress is True:
+            progress = _ProgressBar(epochs) if sys.stderr.isatty() else None
+        elif progress is False:
+            progress = None
+        history = self._impl.train(
+            np.asarray(train), np.asarray(val), np.asarray(test), int(epochs),
+            float(lr), optimizer, int(seed), int(patience),
+            os.fspath(log) if log else "",
+            os.fspath(checkpoint) if checkpoint else "", bool(resume),
+            int(batch_size), [int(f) for f in fanout], progress)
+        if isinstance(progress, _ProgressBar):
+            progress.close()
+        return history
+
+    # Parameters and plans.
+    def params(self):
+        """name -> a copy of the parameter (float32)."""
+        return self._impl.params()
+
+    def set_param(self, name, value):
+        self._impl.set_param(name, np.asarray(value, dtype=np.float32))
+
+    def init_params(self, seed=0):
+        """Initialises the parameters not set yet (Glorot for weights)."""
+        self._impl.init_params(int(seed))
+
+    @property
+    def plan(self):
+        """The execution plan (saga dialect, plan level) as text."""
+        return self._impl.plan
+
+
+class _ProgressBar:
+    def __init__(self, total):
+        self.total = total
+
+    def __call__(self, e):
+        done = int(30 * e["epoch"] / max(1, self.total))
+        sys.stderr.write("\r[%s%s] epoch %d/%d loss %.4f val %.4f" %
+                         ("#" * done, "." * (30 - done), e["epoch"],
+                          self.total, e["loss"], e["val_acc"]))
+        sys.stderr.flush()
+
+    def close(self):
+        sys.stderr.write("\n")
+
+
+def compile(model, opt_level=2, threads=1):
+    """Compiles a .saga file (a path) or source text (a string holding a
+    `model` block) for inference and training."""
+    text = os.fspath(model)
+    is_source = "\n" in text or "{" in text
+    if not is_source and not os.path.exists(text):
+        raise FileNotFoundError(text)
+    return Model(_saga.compile(text, is_source, int(opt_level), int(threads)))

@@ -1,0 +1,354 @@
+//===- SagaModule.cpp - the `saga._saga` Python extension -----------------===//
+//
+// pybind11 bindings of the C++ API (runtime/Model.h, the trainer, the
+// dataset loaders) for the `saga` package (python/saga/__init__.py, which
+// users import). NumPy inputs of the bound dtype and C order are bound
+// without a copy (the model keeps a reference to the array); others are
+// converted once. Saga's errors become saga.Error with their located
+// message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/Model.h"
+#include "runtime/graph/GraphFile.h"
+#include "runtime/graph/Loaders.h"
+#include "runtime/sample/MiniBatches.h"
+#include "runtime/train/Trainer.h"
+
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+
+namespace py = pybind11;
+using namespace saga;
+
+namespace {
+
+py::object errorType;
+
+[[noreturn]] void raise(llvm::Error e) {
+  std::string message = llvm::toString(std::move(e));
+  PyErr_SetString(errorType.ptr(), message.c_str());
+  throw py::error_already_set();
+}
+
+template <typename T> T check(llvm::Expected<T> value) {
+  if (!value)
+    raise(value.takeError());
+  return std::move(*value);
+}
+
+void check(llvm::Error e) {
+  if (e)
+    raise(std::move(e));
+}
+
+/// A 1-D array of vertex ids (any integer dtype) as int32, each in
+/// [0, limit).
+std::vector<int32_t> ids(const py::array &a, const char *what, int64_t limit) {
+  if (a.ndim() != 1 || !(a.dtype().kind() == 'i' || a.dtype().kind() == 'u'))
+    throw py::type_error(std::string(what) +
+                         " must be a 1-D integer array, not " +
+                         std::string(py::str(a.dtype())) + " with " +
+                         std::to_string(a.ndim()) + " dimensions");
+  auto v = py::array_t<int64_t, py::array::c_style | py::array::forcecast>(a);
+  std::vector<int32_t> out(size_t(v.size()));
+  const int64_t *p = v.data();
+  for (py::ssize_t i = 0; i < v.size(); ++i) {
+    if (p[i] < 0 || p[i] >= limit)
+      throw py::value_error(std::string(what) + "[" + std::to_string(i) +
+                            "] = " + std::to_string(p[i]) +
+                            " is out of range [0, " + std::to_string(limit) +
+                            ")");
+    out[size_t(i)] = int32_t(p[i]);
+  }
+  return out;
+}
+
+py::array_t<float> toNumpy(const Tensor &t) {
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  py::array_t<float> a(shape);
+  std::copy(t.f32(), t.f32() + t.numElements(), a.mutable_data());
+  return a;
+}
+
+/// A compiled model with its graph and the arrays bound to it.
+class PyModel {
+public:
+  explicit PyModel(std::unique_ptr<Model> m) : model(std::move(m)) {}
+
+  void setGraph(const py::array &src, const py::array &dst,
+                int64_t numVertices) {
+    if (numVertices < 0 || numVertices > INT32_MAX)
+      throw py::value_error("num_vertices must be in [0, 2^31), not " +
+                            std::to_string(numVertices));
+    std::vector<int32_t> s = ids(src, "src", numVertices),
+                         d = ids(dst, "dst", numVertices);
+    if (s.size() != d.size())
+      throw py::value_error("src has " + std::to_string(s.size()) +
+                            " edges, dst " + std::to_string(d.size()));
+    if (std::string why = Graph::sizeError(numVertices, int64_t(s.size()),
+                                           model->selfLoops());
+        !why.empty())
+      throw py::value_error(why);
+    auto g = std::make_unique<Graph>(Graph::build(
+        int32_t(numVertices), s, d, model->selfLoops()));
+    check(model->setGraph(*g));
+    graph = std::move(g);
+    kept.clear();
+  }
+
+  /// Binds `value` to input `name`: float32 (vertex or edge values) or
+  /// integer classes, one row per vertex (or edge).
+  void setInput(const std::string &name, const py::array &value) {
+    if (!graph)
+      throw py::value_error("set the graph before its inputs");
+    const ValueInfo *info = nullptr;
+    std::vector<ValueInfo> all = model->inputs();
+    for (const ValueInfo &in : all)
+      if (in.name == name)
+        info = &in;
+    if (!info) {
+      std::string names;
+      for (const ValueInfo &in : all)
+        names += (names.empty() ? "'" : ", '") + in.name + "'";
+      throw py::key_error("the model has no input '" + name +
+                          "'; its inputs are " + names);
+    }
+    int64_t rows = info->domain == ValueInfo::Edge ? graph->numEdges
+                                                   : graph->numVertices;
+    int64_t width = 1;
+    for (int64_t d : info->shape)
+      width *= d;
+    std::vector<int64_t> shape{rows};
+    shape.insert(shape.end(), info->shape.begin(), info->shape.end());
+    auto describe = [&] {
+      std::string s = "(";
+      for (size_t i = 0; i < shape.size(); ++i)
+        s += (i ? ", " : "") + std::to_string(shape[i]);
+      return s + (shape.size() == 1 ? ",)" : ")");
+    };
+    if (value.ndim() < 1 || value.shape(0) != rows ||
+        value.size() != rows * width)
+      throw py::value_error(
+          "input '" + name + "' needs shape " + describe() + ", got " +
+          std::string(py::str(py::tuple(py::cast(std::vector<py::ssize_t>(
+              value.shape(), value.shape() + value.ndim()))))));
+    if (info->dtype == DType::I32) {
+      if (!(value.dtype().kind() == 'i' || value.dtype().kind() == 'u'))
+        throw py::type_error("input '" + name +
+                             "' holds classes: an integer array, not " +
+                             std::string(py::str(value.dtype())));
+      auto v = py::array_t<int32_t, py::array::c_style | py::array::forcecast>(
+          value);
+      Tensor t(shape, DType::I32);
+      std::copy(v.data(), v.data() + v.size(), t.i32());
+      check(model->setInput(name, std::move(t)));
+      labels.assign(v.data(), v.data() + v.size());
+      return;
+    }
+    if (value.dtype().kind() != 'f')
+      throw py::type_error("input '" + name + "' needs floats, not " +
+                           std::string(py::str(value.dtype())));
+    // float32 in C order: bound as it is, no copy.
+    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>(
+        value);
+    kept[name] = f;
+    check(model->setInput(
+        name, Tensor::borrow(const_cast<float *>(f.data()), shape, DType::F32)));
+  }
+
+  /// Whether input `name` is bound to `value`'s own memory.
+  bool sharesMemory(const std::string &name, const py::array &value) const {
+    auto it = kept.find(name);
+    return it != kept.end() && it->second.data() == value.data();
+  }
+
+  py::array_t<float> forward() {
+    requireGraph();
+    ForwardOptions o;
+    ForwardResult r = check(model->forward(o));
+    return toNumpy(r.prediction);
+  }
+
+  py::list train(const py::array &trainIds, const py::array &valIds,
+                 const py::array &testIds, unsigned epochs, double lr,
+                 const std::string &optimizer, uint64_t seed,
+                 unsigned patience, const std::string &log,
+                 const std::string &checkpoint, bool resume,
+                 int64_t batchSize, std::vector<int64_t> fanout,
+                 const py::object &progress) {
+    requireGraph();
+    if (labels.empty())
+      throw py::value_error("bind the labels (the class input) before "
+                            "training");
+    Split split;
+    split.labels = labels;
+    split.train = ids(trainIds, "train", graph->numVertices);
+    split.val = ids(valIds, "val", graph->numVertices);
+    split.test = ids(testIds, "test", graph->numVertices);
+    TrainOptions t;
+    t.epochs = epochs;
+    t.learningRate = lr;
+    if (optimizer == "adam")
+      t.optimizer = TrainOptions::Adam;
+    else if (optimizer == "sgd")
+      t.optimizer = TrainOptions::SGD;
+    else
+      throw py::value_error("optimizer must be 'adam' or 'sgd', not '" +
+                            optimizer + "'");
+    t.seed = seed;
+    t.patience = patience;
+    t.logPath = log;
+    t.checkpointPath = checkpoint;
+    t.resume = resume;
+    model->initParams(seed);
+    std::unique_ptr<MiniBatches> batches;
+    if (batchSize > 0) {
+      MiniBatchOptions mb;
+      mb.batchSize = batchSize;
+      mb.fanouts = fanout;
+      batches = check(MiniBatches::create(*model, *graph, split.train, mb,
+                                          seed));
+      t.batches = batches.get();
+    } else if (!fanout.empty()) {
+      throw py::value_error("fanout needs batch_size");
+    }
+    py::list history;
+    auto result = train_(split, t, [&](const EpochStats &s) {
+      py::dict e;
+      e["epoch"] = s.epoch;
+      e["loss"] = s.loss;
+      e["train_acc"] = s.trainAcc;
+      e["val_acc"] = s.valAcc;
+      e["test_acc"] = s.testAcc;
+      e["seconds"] = s.seconds;
+      history.append(e);
+      if (!progress.is_none())
+        progress(e);
+    });
+    batches.reset(); // the whole graph's inputs back
+    check(std::move(result));
+    return history;
+  }
+
+  py::dict params() const {
+    py::dict d;
+    for (const ValueInfo &p : model->params())
+      if (const Tensor *t = model->param(p.name))
+        d[py::str(p.name)] = toNumpy(*t);
+    return d;
+  }
+
+  void setParam(const std::string &name, const py::array &value) {
+    auto f = py::array_t<float, py::array::c_style | py::array::forcecast>(
+        value);
+    Tensor t(std::vector<int64_t>(f.shape(), f.shape() + f.ndim()));
+    std::copy(f.data(), f.data() + f.size(), t.f32());
+    check(model->setParam(name, std::move(t)));
+  }
+
+  void initParams(uint64_t seed) { model->initParams(seed); }
+
+  py::list inputs() const {
+    py::list l;
+    for (const ValueInfo &in : model->inputs()) {
+      py::dict d;
+      d["name"] = in.name;
+      d["shape"] = in.shape;
+      d["dtype"] = in.dtype == DType::I32 ? "int32" : "float32";
+      d["domain"] = in.domain == ValueInfo::Edge ? "edge" : "vertex";
+      l.append(d);
+    }
+    return l;
+  }
+
+  std::string plan() const { return model->planIR(); }
+  bool selfLoops() const { return model->selfLoops(); }
+  int64_t numVertices() const { return graph ? graph->numVertices : 0; }
+  int64_t numEdges() const { return graph ? graph->numEdges : 0; }
+
+private:
+  void requireGraph() const {
+    if (!graph)
+      throw py::value_error("set the graph first (Model.set_graph)");
+  }
+  llvm::Expected<TrainResult>
+  train_(const Split &split, const TrainOptions &t,
+         const std::function<void(const EpochStats &)> &f) {
+    return saga::train(*model, split, t, f);
+  }
+
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Graph> graph;
+  std::map<std::string, py::array_t<float>> kept; // arrays bound, no copy
+  std::vector<int32_t> labels;
+};
+
+PyModel compile(const std::string &text, bool isSource, unsigned optLevel,
+                unsigned threads) {
+  CompileOptions o;
+  o.training = true;
+  o.optLevel = optLevel;
+  o.threads = std::max(1u, threads);
+  if (optLevel != 0 && optLevel != 2)
+    throw py::value_error("opt_level must be 0 or 2, not " +
+                          std::to_string(optLevel));
+  return PyModel(check(isSource ? Model::compileSource(text, "<string>", o)
+                                : Model::compileFile(text, o)));
+}
+
+py::dict datasetArrays(const std::string &path) {
+  Dataset d = check(saga::loadDataset(path));
+  py::dict out;
+  auto vec = [](const std::vector<int32_t> &v) {
+    py::array_t<int64_t> a(py::ssize_t(v.size()));
+    std::copy(v.begin(), v.end(), a.mutable_data());
+    return a;
+  };
+  out["name"] = d.name;
+  out["num_vertices"] = d.edges.numVertices;
+  out["src"] = vec(d.edges.src);
+  out["dst"] = vec(d.edges.dst);
+  out["x"] = toNumpy(d.features);
+  out["y"] = vec(d.labels);
+  out["num_classes"] = d.numClasses;
+  out["train"] = vec(d.train);
+  out["val"] = vec(d.val);
+  out["test"] = vec(d.test);
+  return out;
+}
+
+} // namespace
+
+PYBIND11_MODULE(_saga, m) {
+  m.doc() = "Saga's C++ runtime (import saga, not this)";
+  errorType = py::reinterpret_borrow<py::object>(
+      PyErr_NewException("saga.Error", PyExc_RuntimeError, nullptr));
+  m.attr("Error") = errorType;
+  m.def("compile", &compile, py::arg("text"), py::arg("is_source"),
+        py::arg("opt_level") = 2, py::arg("threads") = 1);
+  m.def("load_dataset", &datasetArrays, py::arg("path"));
+  py::class_<PyModel>(m, "Model")
+      .def("set_graph", &PyModel::setGraph, py::arg("src"), py::arg("dst"),
+           py::arg("num_vertices"))
+      .def("set_input", &PyModel::setInput, py::arg("name"), py::arg("value"))
+      .def("shares_memory", &PyModel::sharesMemory)
+      .def("forward", &PyModel::forward)
+      .def("train", &PyModel::train, py::arg("train"), py::arg("val"),
+           py::arg("test"), py::arg("epochs"), py::arg("lr"),
+           py::arg("optimizer"), py::arg("seed"), py::arg("patience"),
+           py::arg("log"), py::arg("checkpoint"), py::arg("resume"),
+           py::arg("batch_size"), py::arg("fanout"), py::arg("progress"))
+      .def("params", &PyModel::params)
+      .def("set_param", &PyModel::setParam)
+      .def("init_params", &PyModel::initParams)
+      .def("inputs", &PyModel::inputs)
+      .def_property_readonly("plan", &PyModel::plan)
+      .def_property_readonly("self_loops", &PyModel::selfLoops)
+      .def_property_readonly("num_vertices", &PyModel::numVertices)
+      .def_property_readonly("num_edges", &PyModel::numEdges);
+}
