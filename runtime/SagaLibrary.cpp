@@ -1,0 +1,7 @@
+//===- SagaLibrary.cpp - libsaga.so, the C++ API for other projects -------===//
+//
+// Empty: libsaga.so is Saga's static libraries linked whole (see
+// runtime/CMakeLists.txt), so that a program linking it finds every symbol
+// of the C++ API (runtime/Model.h, the trainer, the loaders).
+//
+//===----------------------------------------------------------------------===//
