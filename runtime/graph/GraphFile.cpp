@@ -818,6 +818,25 @@ GraphFile::readFeatureRowsOf(const std::vector<int32_t> &rows,
   return out;
 }
 
+llvm::Expected<Dataset> saga::loadDataset(const std::string &path,
+                                          const VertexArrays &arrays) {
+  if (arrays.empty())
+    return loadDataset(path);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
+    return ioError(path, "cannot open");
+  if (S_ISDIR(st.st_mode) || isGraphFile(path) || isNpzFile(path))
+    return llvm::createStringError(
+        path + " has its own vertex arrays; --features, --labels and "
+               "--split go with a graph-only file (Matrix Market, an edge "
+               "list)");
+  auto edges = isMatrixMarketFile(path) ? loadMatrixMarket(path)
+                                        : loadEdgeList(path);
+  if (!edges)
+    return edges.takeError();
+  return attachVertexArrays(std::move(*edges), path, arrays);
+}
+
 llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
@@ -832,7 +851,11 @@ llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
   }
   if (isNpzFile(path))
     return loadNpzDataset(path);
+  if (isMatrixMarketFile(path))
+    return attachVertexArrays(EdgeList(), path, VertexArrays());
   return llvm::createStringError(
       path + ": not a dataset Saga reads: not a Planetoid folder, a Saga "
-             "graph file (sagac convert writes one) or a NumPy .npz archive");
+             "graph file (sagac convert writes one) or a NumPy .npz archive "
+             "(a Matrix Market file or an edge list needs --features, "
+             "--labels and --split)");
 }

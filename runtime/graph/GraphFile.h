@@ -185,6 +185,11 @@ private:
 /// or a NumPy .npz archive (runtime/graph/Numpy.h); an error names the
 /// path and what it is not.
 llvm::Expected<Dataset> loadDataset(const std::string &path);
+/// The same, or with `arrays` (runtime/graph/Numpy.h) a graph-only file
+/// (Matrix Market, an edge list such as SNAP's) and its vertex arrays.
+struct VertexArrays;
+llvm::Expected<Dataset> loadDataset(const std::string &path,
+                                    const VertexArrays &arrays);
 
 } // namespace saga
 

@@ -48,6 +48,16 @@ llvm::Expected<EdgeList> loadEdgeList(const std::string &path,
                                       int64_t numVertices = -1,
                                       int64_t maxEdges = Graph::kMaxEdges);
 
+/// Reads a Matrix Market file (SuiteSparse's `.mtx`): a `%%MatrixMarket
+/// matrix coordinate pattern|real|integer general|symmetric|skew-symmetric`
+/// header, `%` comments, an `M N NNZ` size line (square: M = N vertices),
+/// then NNZ 1-based `i j [value]` entries, each the edge i -> j (values are
+/// checked and dropped); a symmetric matrix stores its lower triangle and
+/// each off-diagonal entry is both edges. Errors name the file and line.
+llvm::Expected<EdgeList> loadMatrixMarket(const std::string &path);
+/// Whether the file starts with a Matrix Market header.
+bool isMatrixMarketFile(const std::string &path);
+
 /// Reads the Planetoid text form (examples/data/<name>/: meta.txt, edges.txt,
 /// features.txt, labels.txt, train.txt, val.txt, test.txt; see
 /// examples/data/README.md). Undirected edges become both directions.

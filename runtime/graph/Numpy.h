@@ -65,6 +65,20 @@ bool isNpzFile(const std::string &path);
 /// A dataset from an .npz archive (the keys above).
 llvm::Expected<Dataset> loadNpzDataset(const std::string &path);
 
+/// The vertex arrays of a graph-only file (Matrix Market, an edge list):
+/// `features` an .npy of N x F floats (N: the vertex count; the graph's
+/// ids must be below it), `labels` an .npy of N integer classes (-1
+/// unlabelled), `split` an .npz with the masks or index arrays above.
+struct VertexArrays {
+  std::string features, labels, split;
+  bool empty() const {
+    return features.empty() && labels.empty() && split.empty();
+  }
+};
+llvm::Expected<Dataset> attachVertexArrays(EdgeList edges,
+                                           const std::string &graphPath,
+                                           const VertexArrays &arrays);
+
 } // namespace saga
 
 #endif // SAGA_RUNTIME_GRAPH_NUMPY_H

@@ -369,7 +369,8 @@ TEST(GraphFile, LoadDatasetDetectsTheFormat) {
   EXPECT_EQ(errorOf(loadDataset(path).takeError()),
             path + ": not a dataset Saga reads: not a Planetoid folder, a "
                    "Saga graph file (sagac convert writes one) or a NumPy "
-                   ".npz archive");
+                   ".npz archive (a Matrix Market file or an edge list needs "
+                   "--features, --labels and --split)");
   std::remove(path.c_str());
   std::string missing = scratch("missing");
   EXPECT_EQ(errorOf(loadDataset(missing).takeError()),

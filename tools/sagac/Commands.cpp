@@ -220,7 +220,7 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
       return nullptr;
     return finishOpen(std::move(session), options);
   }
-  auto data = loadDataset(options.data);
+  auto data = loadDataset(options.data, options.arrays);
   if (!data) {
     fail(data.takeError());
     return nullptr;
@@ -621,9 +621,9 @@ int saga::runTrain(const TrainCommandOptions &options) {
 }
 
 int saga::runConvert(const std::string &input, const std::string &output,
-                     int64_t intervals) {
+                     int64_t intervals, const VertexArrays &arrays) {
   auto start = std::chrono::steady_clock::now();
-  auto data = loadDataset(input);
+  auto data = loadDataset(input, arrays);
   if (!data) {
     fail(data.takeError());
     return 1;

@@ -5,6 +5,7 @@
 
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
+#include "runtime/graph/Numpy.h"
 #include "runtime/sample/HaloBuffer.h"
 #include "runtime/sample/MiniBatches.h"
 #include "runtime/train/Trainer.h"
@@ -16,7 +17,8 @@ namespace saga {
 
 struct RunOptions {
   std::string model;       // .saga file or "-"
-  std::string data;        // a Planetoid folder
+  std::string data;        // a dataset (loadDataset)
+  VertexArrays arrays;     // with a graph-only --data
   std::string params;      // parameter file; empty: initialise
   unsigned threads = 1;
   unsigned optLevel = 2;
@@ -96,7 +98,7 @@ int runDistributedTrain(const TrainCommandOptions &options);
 /// Reads any dataset Saga reads and writes it as a graph file with a chunk
 /// index over `intervals` vertex intervals; prints what it wrote.
 int runConvert(const std::string &input, const std::string &output,
-               int64_t intervals);
+               int64_t intervals, const VertexArrays &arrays);
 
 } // namespace saga
 

@@ -215,7 +215,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
       return fail(structure.takeError());
     d = std::move(*structure);
   } else {
-    auto loaded = loadDataset(o.data);
+    auto loaded = loadDataset(o.data, o.arrays);
     if (!loaded)
       return fail(loaded.takeError());
     d = std::move(*loaded);

@@ -63,11 +63,31 @@ cl::list<std::string> disabledPasses(
     cl::value_desc("name"), cl::CommaSeparated, cl::cat(category),
     cl::sub(cl::SubCommand::getAll()));
 cl::opt<std::string> dataDir("data",
-                             cl::desc("Dataset: a Planetoid folder or a Saga "
-                                      "graph file (sagac convert), detected "
-                                      "by content"),
+                             cl::desc("Dataset, detected by content: a Planetoid "
+                                      "folder, an OGB folder, a NumPy .npz, a "
+                                      "Saga graph file (sagac convert), or a "
+                                      "Matrix Market file or edge list with "
+                                      "--features, --labels and --split"),
                              cl::value_desc("path"), cl::Required,
                              cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<std::string> featuresFile(
+    "features",
+    cl::desc("With a graph-only --data (Matrix Market, an edge list): the "
+             "vertex features, an N x F NumPy .npy"),
+    cl::value_desc("x.npy"), cl::sub(runCommand), cl::sub(trainCommand),
+    cl::sub(convertCommand));
+cl::opt<std::string> labelsFile(
+    "labels",
+    cl::desc("With a graph-only --data: the N classes (-1 unlabelled), a "
+             "NumPy .npy"),
+    cl::value_desc("y.npy"), cl::sub(runCommand), cl::sub(trainCommand),
+    cl::sub(convertCommand));
+cl::opt<std::string> splitFile(
+    "split",
+    cl::desc("With a graph-only --data: the split, an .npz of train_mask / "
+             "val_mask / test_mask or train_idx / val_idx / test_idx"),
+    cl::value_desc("split.npz"), cl::sub(runCommand), cl::sub(trainCommand),
+    cl::sub(convertCommand));
 cl::opt<unsigned> threads("threads", cl::desc("Worker threads (default: all cores)"),
                           cl::init(std::max(1u, std::thread::hardware_concurrency())),
                           cl::sub(runCommand), cl::sub(trainCommand));
@@ -421,6 +441,7 @@ int main(int argc, char **argv) {
     options.kernelTraffic = kernelTraffic;
     options.model = inputFile;
     options.data = dataDir;
+    options.arrays = {featuresFile, labelsFile, splitFile};
     options.params = paramsFile;
     options.threads = std::max(1u, unsigned(threads));
     options.optLevel = optLevel;
@@ -495,7 +516,8 @@ int main(int argc, char **argv) {
     return saga::runTrain(options);
   }
   if (convertCommand)
-    return saga::runConvert(inputFile, convertOutput, intervals);
+    return saga::runConvert(inputFile, convertOutput, intervals,
+                            {featuresFile, labelsFile, splitFile});
   if (plotCommand)
     return saga::runPlot(inputFile, plotOutput);
   if (runCommand) {
