@@ -13,47 +13,25 @@ Usage: graph_only.py SAGAC MODEL PLANETOID_DIR OUT_DIR
 """
 import os
 import shutil
-import subprocess
 import sys
 
 import numpy as np
+
+from checks import Planetoid, check, finish, params, run as run_sagac
 
 sagac, model, planetoid, out_dir = sys.argv[1:5]
 shutil.rmtree(out_dir, ignore_errors=True)
 os.makedirs(out_dir)
 out = lambda name: os.path.join(out_dir, name)
-failures = []
+run = lambda args, expect=0: run_sagac(sagac, args, expect)
 
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def run(args, expect=0):
-    r = subprocess.run([sagac] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    if r.returncode != expect:
-        sys.exit("FAIL: sagac %s exited %d:\n%s" % (" ".join(args),
-                                                     r.returncode, r.stdout))
-    return r.stdout
-
-
-meta = dict(l.split() for l in open(os.path.join(planetoid, "meta.txt")))
-n, f = int(meta["num_nodes"]), int(meta["num_features"])
-x = np.zeros((n, f), dtype=np.float32)
-for line in open(os.path.join(planetoid, "features.txt")):
-    r, c, v = line.split()
-    x[int(r), int(c)] = float(v)
-y = np.array([int(l) for l in open(os.path.join(planetoid, "labels.txt"))])
-pairs = [tuple(int(a) for a in l.split())
-         for l in open(os.path.join(planetoid, "edges.txt"))]
+cora = Planetoid(planetoid)
+n, f = cora.n, cora.f
+x, y, pairs = cora.dense(), np.array(cora.labels), cora.pairs
 np.save(out("x.npy"), x)
 np.save(out("y.npy"), y)
-np.savez(out("split.npz"), **{
-    k + "_idx": np.array([int(l) for l in open(os.path.join(planetoid, k + ".txt"))])
-    for k in ["train", "val", "test"]})
+np.savez(out("split.npz"), **{k + "_idx": np.array(v)
+                              for k, v in cora.split.items()})
 ARRAYS = ["--features", out("x.npy"), "--labels", out("y.npy"), "--split",
           out("split.npz")]
 
@@ -78,16 +56,16 @@ open(out("cora.txt"), "w").write("\n".join(snap) + "\n")
 
 run(["train", model, "--data", planetoid, "--epochs", "5", "--quiet",
      "--save-params", out("planetoid.txt")])
-want = [l for l in open(out("planetoid.txt")) if l[0] != "#"]
+want = params(out("planetoid.txt"))
 for name in ["cora.mtx", "cora.txt"]:
     run(["train", model, "--data", out(name), "--epochs", "5", "--quiet",
          "--save-params", out(name + ".params")] + ARRAYS)
-    got = [l for l in open(out(name + ".params")) if l[0] != "#"]
+    got = params(out(name + ".params"))
     check(got == want, "%s trains the Planetoid folder's parameters" % name)
     run(["convert", out(name), out(name + ".sgf")] + ARRAYS)
     run(["train", model, "--data", out(name + ".sgf"), "--epochs", "5",
          "--quiet", "--save-params", out(name + ".sgf.params")])
-    got = [l for l in open(out(name + ".sgf.params")) if l[0] != "#"]
+    got = params(out(name + ".sgf.params"))
     check(got == want, "%s converted to .sgf trains the same parameters" % name)
 # The symmetric matrix has the same edges; their order differs where u < v,
 # so the parameters agree to rounding.
@@ -215,4 +193,4 @@ text = run(["run", model, "--data", planetoid] + ARRAYS, expect=1)
 check("has its own vertex arrays" in text, error(text))
 check(len(cases) >= 20, "%d malformed Matrix Market files" % len(cases))
 check(len(edge_cases) >= 20, "%d malformed edge lists" % len(edge_cases))
-sys.exit(1 if failures else 0)
+finish()

@@ -14,52 +14,31 @@ Usage: numpy_formats.py SAGAC MODEL PLANETOID_DIR OUT_DIR
 """
 import os
 import re
-import subprocess
 import sys
 import zipfile
 
 import numpy as np
 
+from checks import Planetoid, check, finish, params as param_lines, run as run_sagac
+
 sagac, model, planetoid, out_dir = sys.argv[1:5]
 os.makedirs(out_dir, exist_ok=True)
 out = lambda name: os.path.join(out_dir, name)
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def run(args, expect=0):
-    r = subprocess.run([sagac] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    if r.returncode != expect:
-        sys.exit("FAIL: sagac %s exited %d:\n%s" % (" ".join(args),
-                                                     r.returncode, r.stdout))
-    return r.stdout
-
+run = lambda args, expect=0: run_sagac(sagac, args, expect)
 
 # Cora from the Planetoid text form.
-meta = dict(l.split() for l in open(os.path.join(planetoid, "meta.txt")))
-n, f = int(meta["num_nodes"]), int(meta["num_features"])
-x = np.zeros((n, f), dtype=np.float32)
-for line in open(os.path.join(planetoid, "features.txt")):
-    r, c, v = line.split()
-    x[int(r), int(c)] = float(v)
-y = np.array([int(l) for l in open(os.path.join(planetoid, "labels.txt"))],
-             dtype=np.int64)
-pairs = np.array([[int(a) for a in l.split()]
-                  for l in open(os.path.join(planetoid, "edges.txt"))])
+cora = Planetoid(planetoid)
+n, f = cora.n, cora.f
+x = cora.dense()
+y = np.array(cora.labels, dtype=np.int64)
+pairs = np.array(cora.pairs)
 # Undirected edge i as edges 2i (u -> v) and 2i + 1 (v -> u), as Saga reads
 # the folder.
 src = np.empty(2 * len(pairs), dtype=np.int64)
 dst = np.empty(2 * len(pairs), dtype=np.int64)
 src[0::2], dst[0::2] = pairs[:, 0], pairs[:, 1]
 src[1::2], dst[1::2] = pairs[:, 1], pairs[:, 0]
-split = {k: np.array([int(l) for l in open(os.path.join(planetoid, k + ".txt"))])
-         for k in ["train", "val", "test"]}
+split = {k: np.array(v) for k, v in cora.split.items()}
 masks = {}
 for k, ids in split.items():
     m = np.zeros(n, dtype=bool)
@@ -77,7 +56,7 @@ for name, data in [("folder", planetoid), ("npz", out("cora.npz")),
                    ("npz-compressed", out("cora_c.npz"))]:
     run(["train", model, "--data", data, "--epochs", "5", "--quiet",
          "--save-params", out(name + ".txt")])
-    params[name] = [l for l in open(out(name + ".txt")) if l[0] != "#"]
+    params[name] = param_lines(out(name + ".txt"))
 check(params["folder"] == params["npz"] == params["npz-compressed"],
       "Planetoid, np.savez and np.savez_compressed train identical "
       "parameters")
@@ -210,4 +189,4 @@ for path, message in cases:
           "%s: %s" % (os.path.basename(path),
                       lines[0] if lines else "(no message)"))
 check(len(cases) >= 20, "%d malformed files" % len(cases))
-sys.exit(1 if failures else 0)
+finish()

@@ -11,42 +11,25 @@ Usage: ogb_folder.py SAGAC MODEL PLANETOID_DIR OUT_DIR
 import gzip
 import os
 import shutil
-import subprocess
 import sys
+
+from checks import Planetoid, check, finish, params, run as run_sagac
 
 sagac, model, planetoid, out_dir = sys.argv[1:5]
 shutil.rmtree(out_dir, ignore_errors=True)
 os.makedirs(out_dir)
 out = lambda *p: os.path.join(out_dir, *p)
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def run(args, expect=0):
-    r = subprocess.run([sagac] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    if r.returncode != expect:
-        sys.exit("FAIL: sagac %s exited %d:\n%s" % (" ".join(args),
-                                                     r.returncode, r.stdout))
-    return r.stdout
-
+run = lambda args, expect=0: run_sagac(sagac, args, expect)
 
 # Cora's files as text, in OGB's layout.
-meta = dict(l.split() for l in open(os.path.join(planetoid, "meta.txt")))
-n, f = int(meta["num_nodes"]), int(meta["num_features"])
+cora = Planetoid(planetoid)
+n, f = cora.n, cora.f
 rows = [["0"] * f for _ in range(n)]
-for line in open(os.path.join(planetoid, "features.txt")):
-    r, c, v = line.split()
-    rows[int(r)][int(c)] = v
+for r, c, v in cora.features:
+    rows[r][c] = v
 edges = []
-for line in open(os.path.join(planetoid, "edges.txt")):
-    u, v = line.split()
-    edges += ["%s,%s" % (u, v), "%s,%s" % (v, u)]  # both ways, as Saga reads
+for u, v in cora.pairs:
+    edges += ["%d,%d" % (u, v), "%d,%d" % (v, u)]  # both ways, as Saga reads
 good = {
     "raw/num-node-list.csv.gz": "%d\n" % n,
     "raw/node-feat.csv.gz": "".join(",".join(r) + "\n" for r in rows),
@@ -81,8 +64,7 @@ run(["train", model, "--data", planetoid, "--epochs", "5", "--quiet",
      "--save-params", out("planetoid.txt")])
 text = run(["train", model, "--data", ogb, "--epochs", "5", "--quiet",
             "--save-params", out("ogb.txt")])
-same = [l for l in open(out("planetoid.txt")) if l[0] != "#"] == \
-       [l for l in open(out("ogb.txt")) if l[0] != "#"]
+same = params(out("planetoid.txt")) == params(out("ogb.txt"))
 check(same, "the OGB folder trains the Planetoid folder's parameters")
 
 # 2. Malformed folders.
@@ -127,4 +109,4 @@ for name, changes, raw, message in cases:
     check(message in text and name in text and len(lines) == 1,
           "%s: %s" % (name, lines[0] if lines else "(no message)"))
 check(len(cases) >= 20, "%d malformed folders" % len(cases))
-sys.exit(1 if failures else 0)
+finish()

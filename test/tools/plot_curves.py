@@ -9,30 +9,17 @@ resumed run's --plot covers the whole log. Bad logs are one located error.
 """
 import json
 import os
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "formats"))
+from checks import check, finish, run as run_sagac  # noqa: E402
 
 sagac, model, data, out_dir = sys.argv[1:5]
 os.makedirs(out_dir, exist_ok=True)
 out = lambda name: os.path.join(out_dir, name)
-failures = []
 NS = "{http://www.w3.org/2000/svg}"
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what)
-    if not ok:
-        failures.append(what)
-
-
-def run(args, expect=0):
-    r = subprocess.run([sagac] + args, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
-    if r.returncode != expect:
-        sys.exit("FAIL: sagac %s exited %d:\n%s" % (" ".join(args),
-                                                     r.returncode, r.stdout))
-    return r.stdout
+run = lambda args, expect=0: run_sagac(sagac, args, expect)
 
 
 def curves(path):
@@ -101,4 +88,4 @@ check("missing.jsonl: cannot read" in text, text.strip())
 text = run(["plot", out("run.jsonl"), os.path.join(out_dir, "no-dir", "x.svg")],
            expect=1)
 check("x.svg: cannot write" in text, text.strip())
-sys.exit(1 if failures else 0)
+finish()
