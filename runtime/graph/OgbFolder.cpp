@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 using namespace saga;
@@ -81,6 +82,19 @@ public:
       filled = n;
     }
   }
+  /// `fn` on every line left, until it or the stream fails.
+  llvm::Error forEach(const std::function<llvm::Error(const std::string &)> &fn) {
+    std::string line;
+    while (true) {
+      auto more = next(line);
+      if (!more)
+        return more.takeError();
+      if (!*more)
+        return llvm::Error::success();
+      if (llvm::Error e = fn(line))
+        return e;
+    }
+  }
   /// "path:line: what".
   llvm::Error error(const std::string &what) const {
     return llvm::createStringError(path + ":" + std::to_string(number) + ": " +
@@ -112,21 +126,17 @@ llvm::Expected<std::vector<int32_t>> readIds(const std::string &path,
   if (llvm::Error e = in.open())
     return std::move(e);
   std::vector<int32_t> ids;
-  std::string line;
-  while (true) {
-    auto more = in.next(line);
-    if (!more)
-      return more.takeError();
-    if (!*more)
-      break;
-    int64_t v = integer(line);
-    if (v < 0)
-      return in.error("'" + line + "' is not a vertex id");
-    if (v >= n)
-      return in.error("vertex " + std::to_string(v) + " is out of range [0, " +
-                      std::to_string(n) + ")");
-    ids.push_back(int32_t(v));
-  }
+  if (llvm::Error e = in.forEach([&](const std::string &line) -> llvm::Error {
+        int64_t v = integer(line);
+        if (v < 0)
+          return in.error("'" + line + "' is not a vertex id");
+        if (v >= n)
+          return in.error("vertex " + std::to_string(v) +
+                          " is out of range [0, " + std::to_string(n) + ")");
+        ids.push_back(int32_t(v));
+        return llvm::Error::success();
+      }))
+    return std::move(e);
   return ids;
 }
 
@@ -226,27 +236,25 @@ llvm::Expected<Dataset> saga::loadOgbFolder(const std::string &dir) {
     GzLines in(file({"raw", "edge.csv.gz"}));
     if (llvm::Error e = in.open())
       return std::move(e);
-    while (true) {
-      auto more = in.next(line);
-      if (!more)
-        return more.takeError();
-      if (!*more)
-        break;
-      auto [a, b] = llvm::StringRef(line).split(',');
-      int64_t u = integer(a), v = integer(b);
-      if (u < 0 || v < 0 || b.contains(','))
-        return in.error("'" + line + "' is not a 'src,dst' pair of vertex "
-                        "ids");
-      for (int64_t w : {u, v})
-        if (w >= n)
-          return in.error("vertex " + std::to_string(w) +
-                          " is out of range [0, " + std::to_string(n) + ")");
-      if (int64_t(d.edges.src.size()) >= Graph::kMaxEdges)
-        return in.error("more edges than Saga numbers (" +
-                        std::to_string(Graph::kMaxEdges) + ")");
-      d.edges.src.push_back(int32_t(u));
-      d.edges.dst.push_back(int32_t(v));
-    }
+    if (llvm::Error e = in.forEach([&](const std::string &line) -> llvm::Error {
+          auto [a, b] = llvm::StringRef(line).split(',');
+          int64_t u = integer(a), v = integer(b);
+          if (u < 0 || v < 0 || b.contains(','))
+            return in.error("'" + line + "' is not a 'src,dst' pair of "
+                            "vertex ids");
+          for (int64_t w : {u, v})
+            if (w >= n)
+              return in.error("vertex " + std::to_string(w) +
+                              " is out of range [0, " + std::to_string(n) +
+                              ")");
+          if (int64_t(d.edges.src.size()) >= Graph::kMaxEdges)
+            return in.error("more edges than Saga numbers (" +
+                            std::to_string(Graph::kMaxEdges) + ")");
+          d.edges.src.push_back(int32_t(u));
+          d.edges.dst.push_back(int32_t(v));
+          return llvm::Error::success();
+        }))
+      return std::move(e);
     d.edges.numVertices = int32_t(n);
   }
   // Labels.
@@ -254,25 +262,24 @@ llvm::Expected<Dataset> saga::loadOgbFolder(const std::string &dir) {
     GzLines in(file({"raw", "node-label.csv.gz"}));
     if (llvm::Error e = in.open())
       return std::move(e);
-    while (true) {
-      auto more = in.next(line);
-      if (!more)
-        return more.takeError();
-      if (!*more)
-        break;
-      if (int64_t(d.labels.size()) == n)
-        return in.error("more labels than the " + std::to_string(n) +
-                        " vertices");
-      llvm::StringRef t = llvm::StringRef(line).trim();
-      int64_t c = t == "nan" || t == "NaN" ? -1 : integer(t);
-      if (c < 0 && !(t == "nan" || t == "NaN"))
-        return in.error("'" + line + "' is not a class (a non-negative "
-                        "integer, or nan)");
-      if (c >= (int64_t(1) << 20))
-        return in.error("class " + std::to_string(c) + " is absurdly large");
-      d.labels.push_back(int32_t(c));
-      d.numClasses = std::max<int32_t>(d.numClasses, int32_t(c + 1));
-    }
+    if (llvm::Error e = in.forEach([&](const std::string &line) -> llvm::Error {
+          if (int64_t(d.labels.size()) == n)
+            return in.error("more labels than the " + std::to_string(n) +
+                            " vertices");
+          llvm::StringRef t = llvm::StringRef(line).trim();
+          bool nan = t == "nan" || t == "NaN";
+          int64_t c = nan ? -1 : integer(t);
+          if (c < 0 && !nan)
+            return in.error("'" + line + "' is not a class (a non-negative "
+                            "integer, or nan)");
+          if (c >= (int64_t(1) << 20))
+            return in.error("class " + std::to_string(c) +
+                            " is absurdly large");
+          d.labels.push_back(int32_t(c));
+          d.numClasses = std::max<int32_t>(d.numClasses, int32_t(c + 1));
+          return llvm::Error::success();
+        }))
+      return std::move(e);
     if (int64_t(d.labels.size()) != n)
       return in.error("the file ends after " + std::to_string(d.labels.size()) +
                       " labels, not one per vertex (" + std::to_string(n) +
