@@ -837,6 +837,39 @@ llvm::Expected<Dataset> saga::loadDataset(const std::string &path,
   return attachVertexArrays(std::move(*edges), path, arrays);
 }
 
+llvm::Expected<Dataset> saga::loadDataset(const std::string &path,
+                                          const VertexArrays &arrays,
+                                          const std::string &format) {
+  if (format.empty())
+    return loadDataset(path, arrays);
+  const bool graphOnly = format == "mtx" || format == "edgelist";
+  if (!graphOnly && format != "planetoid" && format != "ogb" &&
+      format != "npz" && format != "sgf")
+    return llvm::createStringError(
+        "--format: '" + format +
+        "' is not planetoid, ogb, npz, sgf, mtx or edgelist");
+  if (!graphOnly && !arrays.empty())
+    return llvm::createStringError(
+        path + " (" + format + ") has its own vertex arrays; --features, "
+        "--labels and --split go with --format mtx or edgelist");
+  if (format == "planetoid")
+    return loadPlanetoid(path);
+  if (format == "ogb")
+    return loadOgbFolder(path);
+  if (format == "npz")
+    return loadNpzDataset(path);
+  if (format == "sgf") {
+    auto file = GraphFile::open(path);
+    if (!file)
+      return file.takeError();
+    return (*file)->readAll();
+  }
+  auto edges = format == "mtx" ? loadMatrixMarket(path) : loadEdgeList(path);
+  if (!edges)
+    return edges.takeError();
+  return attachVertexArrays(std::move(*edges), path, arrays);
+}
+
 llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)

@@ -190,6 +190,11 @@ llvm::Expected<Dataset> loadDataset(const std::string &path);
 struct VertexArrays;
 llvm::Expected<Dataset> loadDataset(const std::string &path,
                                     const VertexArrays &arrays);
+/// The same read as `format` says (sagac's --format): planetoid, ogb, npz,
+/// sgf, mtx or edgelist; empty: detected by content.
+llvm::Expected<Dataset> loadDataset(const std::string &path,
+                                    const VertexArrays &arrays,
+                                    const std::string &format);
 
 } // namespace saga
 

@@ -215,12 +215,13 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
       options.model.c_str(), stats.total() * 1e3, stats.frontEnd * 1e3,
       stats.lowering * 1e3, stats.jit * 1e3);
 
-  if (options.memoryBudget > 0 && isGraphFile(options.data)) {
+  if (options.memoryBudget > 0 && isGraphFile(options.data) &&
+      (options.format.empty() || options.format == "sgf")) {
     if (!openStreamed(*session, options))
       return nullptr;
     return finishOpen(std::move(session), options);
   }
-  auto data = loadDataset(options.data, options.arrays);
+  auto data = loadDataset(options.data, options.arrays, options.format);
   if (!data) {
     fail(data.takeError());
     return nullptr;
@@ -621,9 +622,10 @@ int saga::runTrain(const TrainCommandOptions &options) {
 }
 
 int saga::runConvert(const std::string &input, const std::string &output,
-                     int64_t intervals, const VertexArrays &arrays) {
+                     int64_t intervals, const VertexArrays &arrays,
+                     const std::string &format) {
   auto start = std::chrono::steady_clock::now();
-  auto data = loadDataset(input, arrays);
+  auto data = loadDataset(input, arrays, format);
   if (!data) {
     fail(data.takeError());
     return 1;

@@ -19,6 +19,7 @@ struct RunOptions {
   std::string model;       // .saga file or "-"
   std::string data;        // a dataset (loadDataset)
   VertexArrays arrays;     // with a graph-only --data
+  std::string format;      // --format: how to read --data (empty: detect)
   std::string params;      // parameter file; empty: initialise
   unsigned threads = 1;
   unsigned optLevel = 2;
@@ -98,7 +99,8 @@ int runDistributedTrain(const TrainCommandOptions &options);
 /// Reads any dataset Saga reads and writes it as a graph file with a chunk
 /// index over `intervals` vertex intervals; prints what it wrote.
 int runConvert(const std::string &input, const std::string &output,
-               int64_t intervals, const VertexArrays &arrays);
+               int64_t intervals, const VertexArrays &arrays,
+               const std::string &format);
 
 } // namespace saga
 

@@ -205,7 +205,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   // through the relabellings.
   std::unique_ptr<GraphFile> file;
   Dataset d;
-  if (isGraphFile(o.data)) {
+  if (isGraphFile(o.data) && (o.format.empty() || o.format == "sgf")) {
     auto opened = GraphFile::open(o.data);
     if (!opened)
       return fail(opened.takeError());
@@ -215,7 +215,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
       return fail(structure.takeError());
     d = std::move(*structure);
   } else {
-    auto loaded = loadDataset(o.data, o.arrays);
+    auto loaded = loadDataset(o.data, o.arrays, o.format);
     if (!loaded)
       return fail(loaded.takeError());
     d = std::move(*loaded);

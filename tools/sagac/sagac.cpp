@@ -70,6 +70,12 @@ cl::opt<std::string> dataDir("data",
                                       "--features, --labels and --split"),
                              cl::value_desc("path"), cl::Required,
                              cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<std::string> dataFormat(
+    "format",
+    cl::desc("Read --data as this format instead of detecting it: "
+             "planetoid, ogb, npz, sgf, mtx, edgelist"),
+    cl::value_desc("name"), cl::sub(runCommand), cl::sub(trainCommand),
+    cl::sub(convertCommand));
 cl::opt<std::string> featuresFile(
     "features",
     cl::desc("With a graph-only --data (Matrix Market, an edge list): the "
@@ -442,6 +448,7 @@ int main(int argc, char **argv) {
     options.model = inputFile;
     options.data = dataDir;
     options.arrays = {featuresFile, labelsFile, splitFile};
+    options.format = dataFormat;
     options.params = paramsFile;
     options.threads = std::max(1u, unsigned(threads));
     options.optLevel = optLevel;
@@ -517,7 +524,7 @@ int main(int argc, char **argv) {
   }
   if (convertCommand)
     return saga::runConvert(inputFile, convertOutput, intervals,
-                            {featuresFile, labelsFile, splitFile});
+                            {featuresFile, labelsFile, splitFile}, dataFormat);
   if (plotCommand)
     return saga::runPlot(inputFile, plotOutput);
   if (runCommand) {
