@@ -390,28 +390,16 @@ llvm::Error saga::writeNpy(const std::string &path, const Tensor &t) {
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::string tmp = path + ".tmp";
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream out(tmp, ec);
-    if (ec)
-      return llvm::createStringError(path + ": cannot write: " + ec.message());
-    out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
-        << char(header.size() >> 8) << header;
-    out.write(reinterpret_cast<const char *>(t.f32()),
-              size_t(t.numElements()) * 4);
-    out.close();
-    if (out.has_error()) {
-      std::string why = out.error().message();
-      out.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return llvm::createStringError(path + ": cannot write: " + why);
-    }
-  }
-  if (std::error_code rc = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return llvm::createStringError(path + ": cannot write: " + rc.message());
-  }
+  // Through a temporary file, renamed: never a partial file under `path`.
+  if (llvm::Error e = llvm::writeToOutput(path, [&](llvm::raw_ostream &out) {
+        out << "\x93NUMPY" << char(1) << char(0) << char(header.size() & 0xff)
+            << char(header.size() >> 8) << header;
+        out.write(reinterpret_cast<const char *>(t.f32()),
+                  size_t(t.numElements()) * 4);
+        return llvm::Error::success();
+      }))
+    return llvm::createStringError(path + ": cannot write: " +
+                                   llvm::toString(std::move(e)));
   return llvm::Error::success();
 }
 

@@ -250,25 +250,12 @@ std::string saga::trainingCurvesSvg(const std::vector<EpochPoint> &epochs,
 llvm::Error saga::writeTrainingCurves(const std::string &path,
                                       const std::vector<EpochPoint> &epochs,
                                       const std::string &title) {
-  std::string tmp = path + ".tmp";
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream out(tmp, ec);
-    if (ec)
-      return llvm::createStringError(path + ": cannot write: " + ec.message());
-    out << trainingCurvesSvg(epochs, title);
-    out.close();
-    if (out.has_error()) {
-      std::string why = out.error().message();
-      out.clear_error();
-      llvm::sys::fs::remove(tmp);
-      return llvm::createStringError(path + ": cannot write: " + why);
-    }
-  }
-  if (std::error_code rc = llvm::sys::fs::rename(tmp, path)) {
-    llvm::sys::fs::remove(tmp);
-    return llvm::createStringError(path + ": cannot write: " + rc.message());
-  }
+  if (llvm::Error e = llvm::writeToOutput(path, [&](llvm::raw_ostream &out) {
+        out << trainingCurvesSvg(epochs, title);
+        return llvm::Error::success();
+      }))
+    return llvm::createStringError(path + ": cannot write: " +
+                                   llvm::toString(std::move(e)));
   return llvm::Error::success();
 }
 
