@@ -101,7 +101,8 @@ void saga::loadFrontEndDialects(MLIRContext &ctx) {
 }
 
 OwningOpRef<ModuleOp> saga::compileSaga(llvm::SourceMgr &sourceMgr,
-                                        MLIRContext &ctx) {
+                                        MLIRContext &ctx,
+                                        ArrayRef<std::string> outputs) {
   loadFrontEndDialects(ctx);
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
@@ -127,7 +128,7 @@ OwningOpRef<ModuleOp> saga::compileSaga(llvm::SourceMgr &sourceMgr,
       grammar::SagaParser::FileContext *tree = parser.file();
       if (listener.numErrors())
         return;
-      result = generateModule(tree, ctx, file);
+      result = generateModule(tree, ctx, file, outputs);
     } catch (const std::exception &e) {
       emitError(FileLineColLoc::get(file, 1, 1))
           << "internal error in the front end: " << e.what();

@@ -16,9 +16,11 @@ namespace saga {
 
 /// Compiles the main buffer of `sourceMgr` (named by its buffer identifier)
 /// into a module of saga IR. Every problem is reported through `ctx`'s
-/// diagnostic handler; on any error the result is null.
-mlir::OwningOpRef<mlir::ModuleOp> compileSaga(llvm::SourceMgr &sourceMgr,
-                                              mlir::MLIRContext &ctx);
+/// diagnostic handler; on any error the result is null. `outputs` names
+/// vertex values of the model body to return as well (generateModule).
+mlir::OwningOpRef<mlir::ModuleOp>
+compileSaga(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &ctx,
+            llvm::ArrayRef<std::string> outputs = {});
 
 /// Loads the dialects the generated IR uses.
 void loadFrontEndDialects(mlir::MLIRContext &ctx);

@@ -24,6 +24,7 @@
 #include "mlir/IR/Verifier.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
@@ -174,8 +175,10 @@ struct Frame {
 
 class Generator {
 public:
-  Generator(MLIRContext &ctx, StringAttr filename)
-      : ctx(ctx), filename(filename), b(&ctx), tb(b, errors) {}
+  Generator(MLIRContext &ctx, StringAttr filename,
+            ArrayRef<std::string> outputs)
+      : ctx(ctx), filename(filename), outputs(outputs), b(&ctx),
+        tb(b, errors) {}
 
   OwningOpRef<ModuleOp> run(P::FileContext *file);
 
@@ -243,6 +246,7 @@ private:
 
   MLIRContext &ctx;
   StringAttr filename;
+  ArrayRef<std::string> outputs;
   unsigned errors = 0;
   OpBuilder b;
   TensorBuilder tb;
@@ -633,6 +637,38 @@ void Generator::genModel(P::ModelDeclContext *m) {
     else
       results.push_back(v.value);
   }
+  // Named outputs (embeddings and other intermediate vertex values).
+  SmallVector<Attribute> outputNames;
+  for (const std::string &o : outputs) {
+    auto it = f.locals.find(o);
+    if (it == f.locals.end()) {
+      std::vector<std::string> vertexValues;
+      for (const auto &e : f.locals) {
+        const Val &v = e.getValue();
+        if (v.ok() && v.kind == Kind::Domain &&
+            !cast<DomainType>(v.value.getType()).isEdgeDomain())
+          vertexValues.push_back(e.getKey().str());
+      }
+      llvm::sort(vertexValues);
+      std::string names = llvm::join(vertexValues, ", ");
+      error(loc(m->ID())) << "model '" << name << "' has no value named '"
+                          << o << "' to output; its vertex values: " << names;
+      continue;
+    }
+    if (!it->second.ok())
+      continue;
+    if (it->second.kind != Kind::Domain ||
+        cast<DomainType>(it->second.value.getType()).isEdgeDomain()) {
+      error(assignedAt(f, o, loc(m->ID())))
+          << "'" << o << "' is not a vertex value (one row per vertex), so "
+          << "it cannot be output";
+      continue;
+    }
+    results.push_back(it->second.value);
+    outputNames.push_back(b.getStringAttr(o));
+  }
+  if (!outputNames.empty())
+    model->setAttr("saga.outputs", b.getArrayAttr(outputNames));
   ReturnOp::create(b, loc(m->block()->getStop()), results);
   model.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
 }
@@ -1987,7 +2023,8 @@ Val Generator::lift(Frame &f, Location l, ArrayRef<Val> operands,
 
 OwningOpRef<ModuleOp> saga::generateModule(antlr4::ParserRuleContext *file,
                                            MLIRContext &ctx,
-                                           StringAttr filename) {
-  Generator gen(ctx, filename);
+                                           StringAttr filename,
+                                           ArrayRef<std::string> outputs) {
+  Generator gen(ctx, filename, outputs);
   return gen.run(static_cast<P::FileContext *>(file));
 }

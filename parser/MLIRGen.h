@@ -11,6 +11,9 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
+#include "llvm/ADT/ArrayRef.h"
+
+#include <string>
 
 namespace saga::grammar {
 class SagaParser;
@@ -23,10 +26,14 @@ class ParserRuleContext;
 namespace saga {
 
 /// Generates a module from a parsed file (a `SagaParser::FileContext`).
-/// Returns null if any error was reported.
-mlir::OwningOpRef<mlir::ModuleOp> generateModule(antlr4::ParserRuleContext *file,
-                                                 mlir::MLIRContext &ctx,
-                                                 mlir::StringAttr filename);
+/// `outputs` names vertex values of the model body (the value a name holds
+/// at the end of the model) to return after `out` and `loss`; their names
+/// go in the model's `saga.outputs` attribute. Returns null if any error
+/// was reported.
+mlir::OwningOpRef<mlir::ModuleOp>
+generateModule(antlr4::ParserRuleContext *file, mlir::MLIRContext &ctx,
+               mlir::StringAttr filename,
+               llvm::ArrayRef<std::string> outputs = {});
 
 } // namespace saga
 

@@ -59,6 +59,7 @@ struct Model::Impl {
   CompileStats stats;
   std::vector<ValueInfo> inputInfo, paramInfo;
   bool selfLoops = false;
+  std::vector<std::string> outputNames; // CompileOptions::outputs
 
   const Graph *graph = nullptr;
   std::unique_ptr<EdgeChunkCache> chunks; // of `graph`, built on use
@@ -113,7 +114,8 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, os);
 
   auto start = std::chrono::steady_clock::now();
-  impl->plan = compileSaga(sourceMgr, ctx);
+  impl->plan = compileSaga(sourceMgr, ctx, options.outputs);
+  impl->outputNames = options.outputs;
   impl->stats.frontEnd = secondsSince(start);
   if (!impl->plan)
     return llvm::createStringError(messages);
@@ -445,9 +447,14 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   r.sourceIntervals = results->sourceIntervals;
   r.chunked = results->chunked;
   r.profile = std::move(results->profile);
-  r.prediction = std::move(results->values[0]);
-  if (results->values.size() > 1)
-    r.loss = results->values[1].f32()[0];
+  std::vector<Tensor> &values = results->values;
+  const size_t named = impl->outputNames.size();
+  r.prediction = std::move(values[0]);
+  if (values.size() > 1 + named)
+    r.loss = values[1].f32()[0];
+  for (size_t i = 0; i < named; ++i)
+    r.outputs.emplace_back(impl->outputNames[i],
+                           std::move(values[values.size() - named + i]));
   return r;
 }
 

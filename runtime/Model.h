@@ -54,6 +54,12 @@ struct CompileOptions {
   /// epilogue fused into a reversed propagation (its rows are partial sums
   /// until the parts add them up). Results are the same.
   bool distributed = false;
+  /// Vertex values of the model body to return from forward() besides the
+  /// prediction, by name: the value the name holds at the end of the model
+  /// (e.g. `h`, the hidden embeddings). ForwardResult::outputs, in this
+  /// order. An unknown name or a value that is not one row per vertex is a
+  /// compile error.
+  std::vector<std::string> outputs;
 };
 
 /// Time spent in each compile phase, in seconds.
@@ -143,6 +149,8 @@ struct TrainStepResult {
 struct ForwardResult {
   Tensor prediction;           // the model's `out`, [V, ...]
   std::optional<double> loss;  // the model's `loss`, when it has one
+  /// CompileOptions::outputs: (name, [V, ...] rows), in that order.
+  std::vector<std::pair<std::string, Tensor>> outputs;
   double seconds = 0;
   std::vector<std::pair<std::string, double>> profile; // step, seconds
   size_t peakBytes = 0; // as in TrainStepResult

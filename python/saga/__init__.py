@@ -102,9 +102,11 @@ class Model:
         return self._impl.inputs()
 
     # Running and training.
-    def forward(self):
-        """The model's output, one row per vertex (float32)."""
-        return self._impl.forward()
+    def forward(self, outputs=False):
+        """The model's output, one row per vertex (float32). With
+        outputs=True, a dict: "out" (the output) and each vertex value named
+        in compile(..., outputs=[...])."""
+        return self._impl.forward(bool(outputs))
 
     def fit(self, train, val, test, epochs=200, lr=0.01, optimizer="adam",
             seed=0, patience=0, log=None, checkpoint=None, resume=False,
@@ -160,11 +162,16 @@ class _ProgressBar:
         sys.stderr.write("\n")
 
 
-def compile(model, opt_level=2, threads=1):
+def compile(model, opt_level=2, threads=1, outputs=()):
     """Compiles a .saga file (a path) or source text (a string holding a
-    `model` block) for inference and training."""
+    `model` block) for inference and training. `outputs` names vertex
+    values of the model body (the value a name holds at the end of the
+    model, e.g. "h" for embeddings) that forward(outputs=True) returns."""
+    if isinstance(outputs, str):
+        outputs = [outputs]
     text = os.fspath(model)
     is_source = "\n" in text or "{" in text
     if not is_source and not os.path.exists(text):
         raise FileNotFoundError(text)
-    return Model(_saga.compile(text, is_source, int(opt_level), int(threads)))
+    return Model(_saga.compile(text, is_source, int(opt_level), int(threads),
+                               [str(o) for o in outputs]))

@@ -167,11 +167,19 @@ public:
     return it != kept.end() && it->second.data() == value.data();
   }
 
-  py::array_t<float> forward() {
+  /// The prediction, or with `named` a dict of it ("out") and the values
+  /// named at compile time.
+  py::object forward(bool named) {
     requireGraph();
     ForwardOptions o;
     ForwardResult r = check(model->forward(o));
-    return toNumpy(r.prediction);
+    if (!named)
+      return toNumpy(r.prediction);
+    py::dict values;
+    values["out"] = toNumpy(r.prediction);
+    for (const auto &[name, t] : r.outputs)
+      values[py::str(name)] = toNumpy(t);
+    return values;
   }
 
   py::list train(const py::array &trainIds, const py::array &valIds,
@@ -289,8 +297,9 @@ private:
 };
 
 PyModel compile(const std::string &text, bool isSource, unsigned optLevel,
-                unsigned threads) {
+                unsigned threads, std::vector<std::string> outputs) {
   CompileOptions o;
+  o.outputs = std::move(outputs);
   o.training = true;
   o.optLevel = optLevel;
   o.threads = std::max(1u, threads);
@@ -330,14 +339,15 @@ PYBIND11_MODULE(_saga, m) {
       PyErr_NewException("saga.Error", PyExc_RuntimeError, nullptr));
   m.attr("Error") = errorType;
   m.def("compile", &compile, py::arg("text"), py::arg("is_source"),
-        py::arg("opt_level") = 2, py::arg("threads") = 1);
+        py::arg("opt_level") = 2, py::arg("threads") = 1,
+        py::arg("outputs") = std::vector<std::string>());
   m.def("load_dataset", &datasetArrays, py::arg("path"));
   py::class_<PyModel>(m, "Model")
       .def("set_graph", &PyModel::setGraph, py::arg("src"), py::arg("dst"),
            py::arg("num_vertices"))
       .def("set_input", &PyModel::setInput, py::arg("name"), py::arg("value"))
       .def("shares_memory", &PyModel::sharesMemory)
-      .def("forward", &PyModel::forward)
+      .def("forward", &PyModel::forward, py::arg("named") = false)
       .def("train", &PyModel::train, py::arg("train"), py::arg("val"),
            py::arg("test"), py::arg("epochs"), py::arg("lr"),
            py::arg("optimizer"), py::arg("seed"), py::arg("patience"),

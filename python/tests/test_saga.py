@@ -368,3 +368,39 @@ def test_set_param_shape_is_checked():
 def test_set_param_unknown_name():
     with pytest.raises(saga.Error, match="no parameter 'W'"):
         tiny().set_param("W", np.ones((4, 2)))
+
+
+# Named outputs: intermediate vertex values (embeddings).
+def test_named_output_is_the_hidden_layer(cora):
+    m = saga.compile(SAGE, outputs=["h"])
+    m.set_graph(cora["src"], cora["dst"], cora["num_vertices"])
+    x = saga.row_normalize(cora["x"])
+    m.set_inputs(x=x, label=cora["y"])
+    m.init_params(3)
+    values = m.forward(outputs=True)
+    assert sorted(values) == ["h", "out"]
+    assert np.array_equal(values["out"], m.forward())
+    # GraphSAGE-mean's first layer, in NumPy (dropout is off in inference).
+    p = m.params()
+    n = cora["num_vertices"]
+    src, dst = cora["src"], cora["dst"]
+    mean = np.zeros((n, x.shape[1]), np.float64)
+    np.add.at(mean, dst, x[src])
+    deg = np.bincount(dst, minlength=n)
+    mean /= np.maximum(deg, 1)[:, None]
+    h = np.maximum(x @ p["SAGEConv#0.Ws"] + mean @ p["SAGEConv#0.Wn"]
+                   + p["SAGEConv#0.b"], 0)
+    assert values["h"].shape == (n, 16)
+    np.testing.assert_allclose(values["h"], h, atol=1e-5)
+
+
+def test_named_output_unknown_name_lists_the_values():
+    with pytest.raises(saga.Error,
+                       match=r"no value named 'emb' to output; its vertex "
+                             r"values: h, label, out, x"):
+        saga.compile(SAGE, outputs="emb")
+
+
+def test_named_output_must_be_a_vertex_value():
+    with pytest.raises(saga.Error, match=r"'loss' is not a vertex value"):
+        saga.compile(SAGE, outputs=["loss"])

@@ -81,6 +81,23 @@ check(np.allclose(pred, again, atol=1e-4),
       "(largest difference %.2e)" % np.abs(pred - again).max())
 run(["run", model, "--data", out("cora.npz"), "--output",
      os.path.join(out_dir, "no-such-dir", "p.npy")], expect=1)
+# Named vertex values of the model body: GCN's hidden layer `h`.
+for order in ["none", "degree"]:
+    run(["run", model, "--data", out("cora.npz"), "--params", out("npz.txt"),
+         "--reorder=" + order, "--output", "h=" + out("h-%s.npy" % order),
+         "--output", out("pred-%s.npy" % order)])
+h, h2 = np.load(out("h-none.npy")), np.load(out("h-degree.npy"))
+check(h.shape == (n, 16) and h.dtype == np.float32 and h.min() >= 0 and
+      h.max() > 0, "--output h=FILE writes GCN's hidden layer: %s, after "
+      "its ReLU (min %.3g)" % (h.shape, h.min()))
+check(np.allclose(h, h2, atol=1e-4),
+      "with --reorder=degree h's rows come back in the input's order")
+check(np.array_equal(np.load(out("pred-none.npy")), pred),
+      "beside a named value, --output FILE is the same prediction")
+text = run(["run", model, "--data", out("cora.npz"), "--output",
+            "emb=" + out("emb.npy")], expect=1)
+check("no value named 'emb' to output; its vertex values: h, label, out, x"
+      in text, "an unknown name lists the model's vertex values")
 
 # 3. Malformed files.
 good = dict(np.load(out("cora.npz")))

@@ -202,6 +202,9 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
   co.optLevel = options.optLevel;
   co.disabledPasses = options.disabledPasses;
   co.training = training;
+  for (const auto &[name, file] : options.outputs)
+    if (name != "out")
+      co.outputs.push_back(name);
   auto model = Model::compileFile(options.model, co);
   if (!model) {
     llvm::errs() << llvm::toString(model.takeError());
@@ -405,9 +408,9 @@ int saga::runForward(const RunOptions &options) {
                                  step.c_str());
   if (result->loss)
     llvm::outs() << llvm::format("loss (train vertices): %.6f\n", *result->loss);
-  if (!options.output.empty()) {
-    // Rows back in the dataset's vertex order.
-    const Tensor &p = result->prediction;
+  // Rows back in the dataset's vertex order.
+  auto write = [&](const std::string &name, const Tensor &p,
+                   const std::string &file) -> llvm::Error {
     Tensor rows = session->newId.empty() ? Tensor::view(p)
                                          : Tensor::uninitialized(p.shape(),
                                                                  p.dtype());
@@ -418,10 +421,18 @@ int saga::runForward(const RunOptions &options) {
                   p.f32() + int64_t(session->newId[v] + 1) * w,
                   rows.f32() + int64_t(v) * w);
     }
-    if (llvm::Error e = writeNpy(options.output, rows))
+    if (llvm::Error e = writeNpy(file, rows))
+      return e;
+    llvm::outs() << "wrote " << (name == "out" ? "the output" : "'" + name + "'")
+                 << " (" << rows.describe() << ") to " << file << "\n";
+    return llvm::Error::success();
+  };
+  size_t named = 0;
+  for (const auto &[name, file] : options.outputs) {
+    const Tensor &p =
+        name == "out" ? result->prediction : result->outputs[named++].second;
+    if (llvm::Error e = write(name, p, file))
       return fail(std::move(e));
-    llvm::outs() << "wrote the output (" << rows.describe() << ") to "
-                 << options.output << "\n";
   }
 
   const Tensor &out = result->prediction;

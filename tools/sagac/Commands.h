@@ -28,7 +28,9 @@ struct RunOptions {
   uint64_t seed = 0;
   bool profile = false;     // print the time of every plan step
   unsigned repeat = 1;      // forward passes; the median time is reported
-  std::string output;       // sagac run: the model's output as .npy
+  /// sagac run: (vertex value, .npy file) to write; "out" is the
+  /// prediction, any other name a value of the model body.
+  std::vector<std::pair<std::string, std::string>> outputs;
   /// Vertex relabelling before the graph is built (runtime/graph/Reorder.h):
   /// Auto relabels in degree order graphs of kAutoReorderVertices vertices
   /// or more, whose features outgrow the caches; smaller graphs gain nothing.

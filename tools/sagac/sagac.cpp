@@ -126,11 +126,14 @@ cl::opt<bool> profile(
     cl::desc("Print the time of every plan step (train: of one more "
              "training step after the last epoch)"),
     cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
-cl::opt<std::string> predictionFile(
+cl::list<std::string> outputFiles(
     "output",
     cl::desc("Write the model's output (one row per vertex, in the input's "
-             "vertex order) to this NumPy .npy file"),
-    cl::value_desc("file.npy"), cl::sub(runCommand));
+             "vertex order) to this NumPy .npy file; NAME=file.npy writes "
+             "the vertex value NAME of the model body instead (the value "
+             "the name holds at the end of the model, e.g. h=emb.npy). "
+             "Repeatable"),
+    cl::value_desc("[NAME=]file.npy"), cl::sub(runCommand));
 cl::opt<unsigned> repeat("repeat", cl::desc("Forward passes to time (median)"),
                          cl::init(1), cl::sub(runCommand));
 cl::opt<uint64_t> seed("seed", cl::desc("Seed for parameters and dropout"),
@@ -531,7 +534,24 @@ int main(int argc, char **argv) {
     saga::RunOptions options = runOptions();
     options.profile = profile;
     options.repeat = std::max(1u, unsigned(repeat));
-    options.output = predictionFile;
+    for (const std::string &o : outputFiles) {
+      // NAME=FILE when what precedes the first '=' is an identifier.
+      size_t eq = o.find('=');
+      llvm::StringRef name = eq == std::string::npos
+                                 ? llvm::StringRef()
+                                 : llvm::StringRef(o).take_front(eq);
+      bool identifier =
+          !name.empty() && (std::isalpha((unsigned char)name[0]) || name[0] == '_') &&
+          llvm::all_of(name, [](char c) {
+            return std::isalnum((unsigned char)c) || c == '_';
+          });
+      if (identifier && eq + 1 == o.size()) {
+        llvm::errs() << "sagac: --output " << o << ": no file after '='\n";
+        return 1;
+      }
+      options.outputs.emplace_back(identifier ? name.str() : "out",
+                                   identifier ? o.substr(eq + 1) : o);
+    }
     return saga::runForward(options);
   }
 
