@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps
+.PHONY: run test build deps fuzz test-asan test-tsan
 
 deps:
 	@./scripts/install-deps.sh
@@ -20,3 +20,15 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# libFuzzer on every loader and the front end (clang, build-fuzz/), SECONDS
+# per target: test/fuzz/fuzz.sh.
+SECONDS ?= 60
+fuzz: deps
+	./test/fuzz/fuzz.sh $(SECONDS)
+
+# The sanitizer suites (scripts/sanitize.sh says what each runs and why).
+test-asan: deps
+	./scripts/sanitize.sh address
+test-tsan: deps
+	./scripts/sanitize.sh thread

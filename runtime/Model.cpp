@@ -12,6 +12,7 @@
 #include "runtime/exec/cuda/CudaExecutor.h"
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/graph/Intervals.h"
+#include "runtime/memory/MemoryLimit.h"
 #include "runtime/Timing.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <chrono>
+#include <set>
 #include <cmath>
 
 using namespace mlir;
@@ -60,6 +62,8 @@ struct Model::Impl {
   std::vector<ValueInfo> inputInfo, paramInfo;
   bool selfLoops = false;
   std::vector<std::string> outputNames; // CompileOptions::outputs
+  /// (plan, graph) pairs whose buffers were found to fit in memory.
+  std::set<std::pair<Operation *, const Graph *>> plansThatFit;
 
   const Graph *graph = nullptr;
   std::unique_ptr<EdgeChunkCache> chunks; // of `graph`, built on use
@@ -148,6 +152,34 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
       info.initValue = p.getValue()->convertToDouble();
     impl->paramInfo.push_back(info);
   });
+  // Parameters that cannot fit are refused here, located at their
+  // declaration, before initParams allocates them (with their gradients
+  // when training).
+  uint64_t paramBytes = 0;
+  bool tooLarge = false;
+  model.walk([&](ParamOp p) {
+    auto shape = cast<RankedTensorType>(p.getType()).getShape();
+    uint64_t bytes = bytesOf(shape, 4);
+    paramBytes = saturatingAdd(paramBytes, bytes);
+    std::string type = "f32[" + llvm::join(llvm::map_range(shape, [](int64_t d) {
+                                             return std::to_string(d);
+                                           }),
+                                           ", ") +
+                       "]";
+    if (llvm::Error e = checkMemory(
+            bytes, "parameter '" + p.getName() + "' " + type)) {
+      p.emitError() << llvm::toString(std::move(e));
+      tooLarge = true;
+    }
+  });
+  if (!tooLarge && options.training)
+    if (llvm::Error e = checkMemory(saturatingMul(paramBytes, 2),
+                                    "the parameters and their gradients")) {
+      model.emitError() << llvm::toString(std::move(e));
+      tooLarge = true;
+    }
+  if (tooLarge)
+    return llvm::createStringError(messages);
 
   start = std::chrono::steady_clock::now();
   if (options.training) {
@@ -485,6 +517,47 @@ llvm::Expected<TrainStepResult> Model::trainStep(const ForwardOptions &options,
   return r;
 }
 
+llvm::Error Model::checkPlanFits(ModelOp plan) {
+  const Graph *g = impl->graph;
+  auto key = std::make_pair(plan.getOperation(), g);
+  if (impl->plansThatFit.count(key))
+    return llvm::Error::success();
+  // The plan's own buffers at their peak (inputs and parameters are in
+  // memory already): each lives from its writer to its last reader.
+  PlanMemory pm = planMemoryProblem(plan, *g, /*pinBelow=*/0, 1);
+  const MemoryProblem &p = pm.problem;
+  std::vector<int> first(p.tensors.size(), -1), last(p.tensors.size(), -1);
+  for (auto [k, op] : llvm::enumerate(p.ops))
+    for (const std::vector<int> *list : {&op.reads, &op.writes, &op.updates})
+      for (int t : *list) {
+        if (first[size_t(t)] < 0)
+          first[size_t(t)] = int(k);
+        last[size_t(t)] = int(k);
+      }
+  std::vector<int64_t> delta(p.ops.size() + 1, 0);
+  for (size_t t = 0; t < p.tensors.size(); ++t)
+    if (!p.tensors[t].input && first[t] >= 0) {
+      delta[size_t(first[t])] += p.tensors[t].bytes;
+      delta[size_t(last[t]) + 1] -= p.tensors[t].bytes;
+    }
+  int64_t live = 0, peak = 0;
+  for (int64_t d : delta)
+    peak = std::max(peak, live += d);
+  if (llvm::Error e = checkMemory(
+          uint64_t(peak),
+          std::string(plan == impl->trainModel ? "the training step"
+                                               : "the forward pass") +
+              " on this graph (" + std::to_string(g->numVertices) +
+              " vertices, " + std::to_string(g->numEdges) +
+              " edges) keeps buffers alive at once that"))
+    return llvm::createStringError(
+        llvm::toString(std::move(e)) +
+        ": run it out of core with a memory budget (sagac --memory-budget "
+        "SIZE, ForwardOptions::memoryBudget)");
+  impl->plansThatFit.insert(key);
+  return llvm::Error::success();
+}
+
 llvm::Expected<Model::RunResult>
 Model::run(ModelOp plan, const KernelDevice &kernels,
            const ForwardOptions &options, uint64_t seed,
@@ -512,6 +585,11 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
                                    ? g.numEdges
                                    : int64_t(g.numVertices)};
     llvm::append_range(shape, info.shape);
+    if (llvm::Error e = checkMemory(
+            bytesOf(shape, 4),
+            "graph input '" + info.name + "' (its default, one row per " +
+                (info.domain == ValueInfo::Edge ? "edge" : "vertex") + ")"))
+      return std::move(e);
     Tensor t(shape);
     std::fill(t.f32(), t.f32() + t.numElements(), float(*info.defaultValue));
     impl->inputs[info.name] = std::move(t);
@@ -574,6 +652,9 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   if (impl->dist && options.memoryBudget > 0)
     return llvm::createStringError(
         "a part of a partitioned graph runs in memory: no memory budget");
+  if (options.memoryBudget == 0 && !impl->cuda && options.rowLevels.empty())
+    if (llvm::Error e = checkPlanFits(plan))
+      return std::move(e);
   int64_t intervalsUsed = 1;
   ec.intervalsUsed = &intervalsUsed;
   std::vector<std::pair<std::string, double>> profile;

@@ -271,6 +271,10 @@ private:
       uint64_t seed,
       ExecutionContext::VertexOutputs outputs =
           ExecutionContext::VertexOutputs::Rows);
+  /// An error when `plan`'s own buffers on the graph set cannot fit in the
+  /// memory available (runtime/memory/MemoryLimit.h); checked once per
+  /// plan and graph.
+  llvm::Error checkPlanFits(ModelOp plan);
   explicit Model(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl;
 };

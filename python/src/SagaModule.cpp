@@ -90,7 +90,7 @@ public:
     if (s.size() != d.size())
       throw py::value_error("src has " + std::to_string(s.size()) +
                             " edges, dst " + std::to_string(d.size()));
-    if (std::string why = Graph::sizeError(numVertices, int64_t(s.size()),
+    if (std::string why = Graph::buildError(numVertices, int64_t(s.size()),
                                            model->selfLoops());
         !why.empty())
       throw py::value_error(why);

@@ -404,3 +404,11 @@ def test_named_output_unknown_name_lists_the_values():
 def test_named_output_must_be_a_vertex_value():
     with pytest.raises(saga.Error, match=r"'loss' is not a vertex value"):
         saga.compile(SAGE, outputs=["loss"])
+
+
+def test_graph_too_large_for_memory_is_refused(monkeypatch):
+    monkeypatch.setenv("SAGA_AVAILABLE_MEMORY", "1G")
+    m = saga.compile(TINY)
+    with pytest.raises(ValueError, match=r"a graph of 2000000000 vertices and "
+                       r"1 edges needs 44\.7 GiB; 1\.00 GiB is available"):
+        m.set_graph(np.array([0]), np.array([1]), 2000000000)

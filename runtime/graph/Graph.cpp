@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/graph/Graph.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -42,6 +43,29 @@ std::string Graph::sizeError(int64_t numVertices, int64_t numInput,
          " that 32-bit edge ids can number in one graph";
 }
 
+uint64_t Graph::buildBytes(int64_t numVertices, int64_t numInput,
+                           bool addSelfLoops) {
+  uint64_t v = uint64_t(std::max<int64_t>(numVertices, 0)) + 1;
+  uint64_t e = uint64_t(std::max<int64_t>(numInput, 0)) +
+               (addSelfLoops ? v - 1 : 0);
+  return saturatingAdd(saturatingMul(v, 3 * sizeof(int64_t)),
+                       saturatingMul(e, 4 * sizeof(int32_t)));
+}
+
+std::string Graph::buildError(int64_t numVertices, int64_t numInput,
+                              bool addSelfLoops) {
+  if (std::string why = sizeError(numVertices, numInput, addSelfLoops);
+      !why.empty())
+    return why;
+  if (llvm::Error e = checkMemory(
+          buildBytes(numVertices, numInput, addSelfLoops),
+          "a graph of " + std::to_string(numVertices) + " vertices and " +
+              std::to_string(numInput) + " edges" +
+              (addSelfLoops ? " (and self loops)" : "")))
+    return llvm::toString(std::move(e));
+  return "";
+}
+
 Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
                    const std::vector<int32_t> &dst, bool addSelfLoops) {
   // Always-on checks: the project builds with NDEBUG and a bad id here would
@@ -60,7 +84,7 @@ Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
            ") has a vertex id outside [0, " + std::to_string(numVertices) + ")")
               .c_str());
 
-  if (std::string why = sizeError(numVertices, numInput, addSelfLoops);
+  if (std::string why = buildError(numVertices, numInput, addSelfLoops);
       !why.empty())
     llvm::report_fatal_error(("saga::Graph::build: " + why).c_str());
 

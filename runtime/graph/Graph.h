@@ -42,6 +42,14 @@ struct Graph {
   /// make too large a graph to build; empty when they do not.
   static std::string sizeError(int64_t numVertices, int64_t numInput,
                                bool addSelfLoops);
+  /// The bytes `build` allocates for such a graph (both CSR orders and its
+  /// counting sort's cursors).
+  static uint64_t buildBytes(int64_t numVertices, int64_t numInput,
+                             bool addSelfLoops);
+  /// sizeError, or else why the graph cannot fit in the memory available
+  /// (runtime/memory/MemoryLimit.h); empty when `build` may go ahead.
+  static std::string buildError(int64_t numVertices, int64_t numInput,
+                                bool addSelfLoops);
 
   /// Builds both CSR orders from an edge list (src[i] -> dst[i]); with
   /// `addSelfLoops`, appends v -> v for every vertex (self loops already in

@@ -1,6 +1,7 @@
 //===- GraphFile.cpp - Saga's on-disk graph format (.sgf) -----------------===//
 
 #include "runtime/graph/GraphFile.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Intervals.h"
@@ -95,7 +96,7 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
     return llvm::createStringError(
         path + ": the chunk index needs 1 to " + std::to_string(std::max(1, v)) +
         " intervals, not " + std::to_string(intervals));
-  if (std::string why = Graph::sizeError(v, e, false); !why.empty())
+  if (std::string why = Graph::buildError(v, e, false); !why.empty())
     return llvm::createStringError(path + ": " + why);
   Graph g = Graph::build(v, d.edges.src, d.edges.dst, /*addSelfLoops=*/false);
   EdgeChunks byInterval = EdgeChunks::build(
@@ -466,6 +467,14 @@ llvm::Expected<Dataset> GraphFile::readAll(bool features) {
   Dataset d;
   d.name = info_.name;
   const int64_t v = info_.numVertices, e = info_.numEdges, f = info_.numFeatures;
+  if (llvm::Error err = checkMemory(
+          saturatingAdd(saturatingAdd(bytesOf({v + 1}, 8), bytesOf({e}, 16)),
+                        features ? bytesOf({v, f}, 4) : 0),
+          path + ": the whole graph (" + std::to_string(v) + " vertices, " +
+              std::to_string(e) + " edges" +
+              (features ? ", " + std::to_string(f) + " features" : "") +
+              "; a run with --memory-budget streams it instead)"))
+    return std::move(err);
   // Edges in id order from the in-edge CSR.
   auto offsets = readSection(InOffsets);
   if (!offsets)
@@ -564,6 +573,9 @@ llvm::Expected<Graph> GraphFile::readSkeleton(bool selfLoops) {
   const int64_t v = info_.numVertices, e = info_.numEdges;
   if (std::string why = Graph::sizeError(v, e, selfLoops); !why.empty())
     return llvm::createStringError(path + ": " + why);
+  if (llvm::Error err = checkMemory(bytesOf({v + 1}, 16),
+                                    path + ": the graph's offsets"))
+    return std::move(err);
   Graph g;
   g.numVertices = int32_t(v);
   g.numEdges = e + (selfLoops ? v : 0);

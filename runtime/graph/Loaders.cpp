@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/graph/Loaders.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -401,6 +402,10 @@ llvm::Expected<EdgeList> saga::loadEdgeList(const std::string &path,
     return r.fileError("has no edges (only blank and comment lines)");
   el.numVertices =
       static_cast<int32_t>(numVertices >= 0 ? numVertices : maxId + 1);
+  if (std::string why = Graph::buildError(el.numVertices,
+                                          int64_t(el.src.size()), false);
+      !why.empty())
+    return r.fileError("ids up to " + Twine(maxId) + ": " + why);
   return el;
 }
 
@@ -467,8 +472,14 @@ llvm::Expected<EdgeList> saga::loadMatrixMarket(const std::string &path) {
                                   nnz))
         return err;
       sizeLine = r.lineNo();
-      el.src.reserve(size_t(nnz) * (symmetric ? 2 : 1));
-      el.dst.reserve(size_t(nnz) * (symmetric ? 2 : 1));
+      const int64_t edges = nnz * (symmetric ? 2 : 1);
+      if (std::string why = Graph::buildError(m, edges, false); !why.empty())
+        return r.error("the size line's graph: " + why);
+      // Every entry line is at least 4 bytes ("1 2\n").
+      const size_t reserve =
+          size_t(std::min<int64_t>(edges, int64_t(r.size() / 4 + 1) * 2));
+      el.src.reserve(reserve);
+      el.dst.reserve(reserve);
       continue;
     }
     StringRef f[3];
@@ -526,9 +537,17 @@ llvm::Expected<Dataset> saga::loadPlanetoid(const std::string &dir) {
     return err;
   if (numNodes * numFeatures > kMaxFeatureElements)
     return makeError(metaPath + ": num_nodes " + Twine(numNodes) +
-                     " x num_features " + Twine(numFeatures) +
-                     " is too large for a dense feature matrix (at most " +
+                     " x num_features " + Twine(numFeatures) + " needs " +
+                     Twine(numNodes * numFeatures) + " feature entries (" +
+                     formatBytes(uint64_t(numNodes * numFeatures) * 4) +
+                     "), more than a dense feature matrix holds (" +
                      Twine(kMaxFeatureElements) + " entries)");
+  if (Error err = checkMemory(
+          saturatingAdd(bytesOf({numNodes, numFeatures}, 4),
+                        Graph::buildBytes(numNodes, 2 * numEdges, false)),
+          metaPath + ": num_nodes " + Twine(numNodes) + " with num_features " +
+              Twine(numFeatures) + " and num_edges " + Twine(numEdges)))
+    return err;
 
   bool binary = false;
   if (meta.has("feature_values")) {

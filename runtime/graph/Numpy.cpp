@@ -1,6 +1,7 @@
 //===- Numpy.cpp - NumPy .npy and .npz files ------------------------------===//
 
 #include "runtime/graph/Numpy.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -329,8 +330,14 @@ saga::readNpz(const std::string &path) {
         return at(member, int64_t(local), "a stored member whose sizes differ");
       bytes.assign(p + dataStart, packed);
     } else if (method == 8) {
-      if (unpacked > (uint64_t(1) << 40))
-        return at(member, int64_t(local), "an absurd uncompressed size");
+      // Deflate expands at most 1032:1: a larger claim is a corrupt (or
+      // hostile) header, refused before anything is allocated.
+      if (unpacked > (uint64_t(1) << 40) || unpacked / 1032 > packed + 64)
+        return at(member, int64_t(local),
+                  "an absurd uncompressed size (" + std::to_string(unpacked) +
+                      " bytes from " + std::to_string(packed) + ")");
+      if (llvm::Error e = checkMemory(unpacked, member + ": inflating it"))
+        return std::move(e);
       bytes.resize(unpacked);
       z_stream s{};
       if (inflateInit2(&s, -MAX_WBITS) != Z_OK)

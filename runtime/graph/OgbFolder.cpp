@@ -1,6 +1,7 @@
 //===- OgbFolder.cpp - OGB node-property datasets as OGB unpacks them -----===//
 
 #include "runtime/graph/OgbFolder.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -54,6 +55,15 @@ public:
         }
         line.append(start, size_t(filled - pos));
         pos = filled;
+        if (line.size() >= (size_t(1) << 26) &&
+            line.size() >= line.capacity() - buffer.size())
+          // One line growing past 64 MiB: a gzip bomb or not a CSV.
+          if (llvm::Error e = checkMemory(
+                  line.size() * 2, path + ":" + std::to_string(number + 1) +
+                                       ": a line of " +
+                                       std::to_string(line.size()) +
+                                       " bytes so far, growing"))
+            return std::move(e);
       }
       if (ended) {
         if (line.empty())
@@ -198,6 +208,14 @@ llvm::Expected<Dataset> saga::loadOgbFolder(const std::string &dir) {
         if (end == p || errno == ERANGE || !std::isfinite(v))
           return in.error("value " + std::to_string(count + 1) +
                           " is not a finite number");
+        if (values.size() == values.capacity() && values.size() >= (1 << 20))
+          // Growing: a gzip stream may inflate far past its file (a bomb).
+          if (llvm::Error e = checkMemory(
+                  values.size() * 2 * sizeof(float),
+                  in.path + ":" + std::to_string(in.number) + ": " +
+                      std::to_string(values.size()) +
+                      " feature values so far, growing"))
+            return std::move(e);
         values.push_back(v);
         ++count;
         p = end;

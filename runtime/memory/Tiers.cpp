@@ -1,6 +1,7 @@
 //===- Tiers.cpp - the device tier's pool and the next tier ---------------===//
 
 #include "runtime/memory/Tiers.h"
+#include "runtime/FaultInjection.h"
 
 #include <algorithm>
 #include <atomic>
@@ -168,7 +169,12 @@ private:
   llvm::Error move(bool out, char *buffer, int64_t bytes, int64_t offset) {
     auto io = [&](char *p, int64_t length, int64_t at) -> llvm::Error {
       for (int64_t done = 0; done < length;) {
-        ssize_t n = out ? ::pwrite(fd, p + done, size_t(length - done),
+        if (out && done > 0)
+          faultPoint("spill"); // tests kill here: half a slot written
+        // A write goes in two halves (the kill point above between them).
+        const int64_t piece =
+            out && done == 0 && length > 1 ? length / 2 : length - done;
+        ssize_t n = out ? ::pwrite(fd, p + done, size_t(piece),
                                    off_t(at + done))
                         : ::pread(fd, p + done, size_t(length - done),
                                   off_t(at + done));

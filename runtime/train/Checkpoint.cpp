@@ -1,21 +1,27 @@
 //===- Checkpoint.cpp - training state on disk, written atomically --------===//
 
 #include "runtime/train/Checkpoint.h"
+#include "runtime/FaultInjection.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <zlib.h>
 
 using namespace saga;
 
 namespace {
 constexpr char kMagic[8] = {'S', 'A', 'G', 'A', 'C', 'K', 'P', 'T'};
-constexpr uint64_t kVersion = 2;
+// Version 3 ends with the CRC-32 of everything before it (8 bytes), so a
+// damaged or truncated checkpoint is never read as valid; 1 and 2 (no
+// checksum) are still read.
+constexpr uint64_t kVersion = 3;
 
 void put(std::string &out, uint64_t v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof v);
@@ -117,6 +123,8 @@ llvm::Error saga::saveCheckpoint(const std::string &path,
   putTensors(bytes, ckpt.params);
   putTensors(bytes, ckpt.moment1);
   putTensors(bytes, ckpt.moment2);
+  put(bytes, crc32(0, reinterpret_cast<const Bytef *>(bytes.data()),
+                   uInt(bytes.size())));
 
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -125,8 +133,13 @@ llvm::Error saga::saveCheckpoint(const std::string &path,
                                    std::strerror(errno));
   const char *p = bytes.data();
   size_t left = bytes.size();
+  bool half = false;
   while (left) {
-    ssize_t n = ::write(fd, p, left);
+    if (!half && left <= bytes.size() / 2) {
+      faultPoint("checkpoint"); // tests kill here: half a temporary file
+      half = true;
+    }
+    ssize_t n = ::write(fd, p, std::min(left, bytes.size() / 2 + 1));
     if (n < 0) {
       ::close(fd);
       return llvm::createStringError("writing " + tmp + " failed: " +
@@ -154,10 +167,23 @@ llvm::Expected<Checkpoint> saga::loadCheckpoint(const std::string &path) {
     return llvm::createStringError(path + ": not a Saga checkpoint");
   Reader r{data.drop_front(sizeof kMagic), path};
   uint64_t version = r.u64();
-  if (!r.failed && version != 1 && version != kVersion)
+  if (!r.failed && (version < 1 || version > kVersion))
     return llvm::createStringError(path + ": checkpoint version " +
                                    std::to_string(version) +
-                                   " is not supported (expected 1 or 2)");
+                                   " is not supported (expected 1 to 3)");
+  if (!r.failed && version >= 3) {
+    uint64_t stored = 0;
+    if (data.size() < sizeof kMagic + 16)
+      return llvm::createStringError(path + ": truncated checkpoint");
+    std::memcpy(&stored, data.end() - 8, 8);
+    uint64_t actual = crc32(0, reinterpret_cast<const Bytef *>(data.data()),
+                            uInt(data.size() - 8));
+    if (stored != actual)
+      return llvm::createStringError(
+          path + ": checksum mismatch: the checkpoint is damaged or "
+                 "truncated");
+    r.data = r.data.drop_back(8);
+  }
   Checkpoint c;
   c.epoch = r.u64();
   c.step = r.u64();
@@ -172,5 +198,8 @@ llvm::Expected<Checkpoint> saga::loadCheckpoint(const std::string &path) {
   if (r.failed)
     return std::move(r.error);
   llvm::consumeError(std::move(r.error));
+  if (version >= 3 && !r.data.empty())
+    return llvm::createStringError(path + ": " + std::to_string(r.data.size()) +
+                                   " bytes after the last tensor");
   return c;
 }

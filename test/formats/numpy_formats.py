@@ -197,6 +197,15 @@ with zipfile.ZipFile(out("bzip2.npz"), "w", zipfile.ZIP_BZIP2) as z:
     for k, v in good.items():
         z.writestr(k + ".npy", npy_bytes(v))
 cases.append((out("bzip2.npz"), "compression method 12"))
+# A member whose directory entry claims more than deflate can expand to.
+bomb = bytearray(open(archive("claims.npz", {"x.npy": npy_bytes(good["x"])},
+                              compress=True), "rb").read())
+entry = bomb.index(b"PK\x01\x02")
+bomb[entry + 24:entry + 28] = (0xFFFFFFF0).to_bytes(4, "little")
+with open(out("claims.npz"), "wb") as fh:
+    fh.write(bytes(bomb))
+cases.append((out("claims.npz"), "an absurd uncompressed size (4294967280 "
+              "bytes from"))
 for path, message in cases:
     text = run(["run", model, "--data", path], expect=1)
     lines = [l for l in text.splitlines()
@@ -206,4 +215,15 @@ for path, message in cases:
           "%s: %s" % (os.path.basename(path),
                       lines[0] if lines else "(no message)"))
 check(len(cases) >= 20, "%d malformed files" % len(cases))
+
+# A member that inflates past the memory available is refused before the
+# buffer is allocated.
+big = archive("big.npz", {"x.npy": npy_bytes(np.zeros((4096, 1024),
+                                                      np.float32))}, True)
+os.environ["SAGA_AVAILABLE_MEMORY"] = "8M"
+text = run(["run", model, "--data", big], expect=1)
+del os.environ["SAGA_AVAILABLE_MEMORY"]
+check(big + ": x.npy: inflating it needs 16.0 MiB; 8.00 MiB is available "
+      "(SAGA_AVAILABLE_MEMORY)" in text, "inflation past the memory "
+      "available: " + text.strip().splitlines()[-1])
 finish()

@@ -109,4 +109,15 @@ for name, changes, raw, message in cases:
     check(message in text and name in text and len(lines) == 1,
           "%s: %s" % (name, lines[0] if lines else "(no message)"))
 check(len(cases) >= 20, "%d malformed folders" % len(cases))
+
+# 3. A feature file that inflates past the memory available (a gzip bomb, in
+# small): refused while it grows, before the allocation that cannot fit.
+bomb = folder("bomb", {"raw/node-feat.csv.gz":
+                       ("0," * 1023 + "0\n") * 2048})
+os.environ["SAGA_AVAILABLE_MEMORY"] = "4M"
+text = run(["run", model, "--data", bomb], expect=1)
+del os.environ["SAGA_AVAILABLE_MEMORY"]
+check("node-feat.csv.gz:1025: 1048576 feature values so far, growing needs "
+      "8.00 MiB; 4.00 MiB is available (SAGA_AVAILABLE_MEMORY)" in text,
+      "a growing feature file is refused: " + text.strip().splitlines()[-1])
 finish()

@@ -243,7 +243,9 @@ TEST_F(EdgeListFile, ParsesCommentsBlankLinesTabsAndCRLF) {
   EXPECT_EQ(given->numVertices, 10);
   EXPECT_EQ(given->src.size(), 4u);
 
-  // The largest id that keeps the vertex count an int32.
+  // The largest id that keeps the vertex count an int32 (its graph needs
+  // 48 GiB: as if there were room for it).
+  setenv("SAGA_AVAILABLE_MEMORY", "1024T", 1);
   write("big.txt", "2147483646 0\n");
   llvm::Expected<EdgeList> big = loadEdgeList(path("big.txt"));
   ASSERT_TRUE(bool(big)) << llvm::toString(big.takeError());
@@ -427,9 +429,10 @@ TEST_F(PlanetoidDir, RejectsMetaProblems) {
   write("meta.txt", "num_nodes 100000\nnum_edges 3\nnum_features 100000\n"
                     "num_classes 3\n");
   EXPECT_EQ(errorOf(loadPlanetoid(dir())),
-            path("meta.txt") + ": num_nodes 100000 x num_features 100000 is "
-                               "too large for a dense feature matrix (at most "
-                               "4294967296 entries)");
+            path("meta.txt") + ": num_nodes 100000 x num_features 100000 "
+                               "needs 10000000000 feature entries (37.3 GiB), "
+                               "more than a dense feature matrix holds "
+                               "(4294967296 entries)");
   write("meta.txt", "num_nodes 5\nnum_edges 3\nnum_features 4\n"
                     "num_classes 3\nfeature_nnz missing\n");
   EXPECT_EQ(errorOf(loadPlanetoid(dir())),

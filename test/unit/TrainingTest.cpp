@@ -1857,12 +1857,23 @@ TEST(TrainingCheckpoint, RoundTrip) {
 }
 
 /// A file cut short mid-tensor reads as a shape larger than the bytes left:
-/// "truncated checkpoint" or "damaged checkpoint (... impossible shape)".
+/// "truncated checkpoint" or "damaged checkpoint (... impossible shape)";
+/// from version 3 the checksum says so first.
 void expectTruncatedOrDamaged(const std::string &message,
                               const std::string &what) {
   EXPECT_TRUE(message.find("truncated checkpoint") != std::string::npos ||
-              message.find("damaged checkpoint") != std::string::npos)
+              message.find("damaged checkpoint") != std::string::npos ||
+              message.find("checksum mismatch: the checkpoint is damaged or "
+                           "truncated") != std::string::npos)
       << what << ": " << message;
+}
+
+/// A version 3 checkpoint as version 2 wrote it (no checksum): what the
+/// structural checks behind the checksum still see in old files.
+std::string asVersion2(std::string v3) {
+  uint64_t two = 2;
+  v3.replace(8, 8, reinterpret_cast<const char *>(&two), 8);
+  return v3.substr(0, v3.size() - 8);
 }
 
 TEST(TrainingCheckpoint, TruncatedAtEveryLength) {
@@ -1905,8 +1916,17 @@ TEST(TrainingCheckpoint, DamagedHeaders) {
   std::string wrongMagic = bytes;
   wrongMagic[3] = 'X';
   expectContains(load(wrongMagic), "not a Saga checkpoint");
-  expectContains(load(setU64(bytes, 8, 3)),
-                 "checkpoint version 3 is not supported (expected 1 or 2)");
+  expectContains(load(setU64(bytes, 8, 4)),
+                 "checkpoint version 4 is not supported (expected 1 to 3)");
+  // Version 3: any flipped byte, anywhere, is a checksum mismatch.
+  for (size_t at = 16; at < bytes.size(); at += 7) {
+    std::string flipped = bytes;
+    flipped[at] ^= 0x10;
+    expectContains(load(flipped), "checksum mismatch: the checkpoint is "
+                                  "damaged or truncated");
+  }
+  // The structure behind the checksum, as version 2 files (none) reach it.
+  bytes = asVersion2(bytes);
   // Offsets: magic 0, version 8, epoch 16, step 24, best validation
   // accuracy 32, epochs since 40, tensor count 48, first name length 56.
   expectTruncatedOrDamaged(load(setU64(bytes, 48, uint64_t(1) << 40)),
@@ -2011,7 +2031,7 @@ TEST(TrainingCheckpoint, ParamsFileRoundTrip) {
 // process).
 TEST(TrainingCheckpoint, DamagedDimensionsInACheckpoint) {
   TempDir dir("dims");
-  std::string bytes = smallCheckpointBytes(dir);
+  std::string bytes = asVersion2(smallCheckpointBytes(dir));
   auto setU64 = [](std::string s, size_t at, uint64_t v) {
     // (replace rather than memcpy into s.data(): g++ 12 at -O3 reports a
     // false stringop-overflow for the latter)

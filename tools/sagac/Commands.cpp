@@ -249,7 +249,7 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training) {
             1e3);
   }
   if (std::string why =
-          Graph::sizeError(d.edges.numVertices,
+          Graph::buildError(d.edges.numVertices,
                            int64_t(d.edges.src.size()), m.selfLoops());
       !why.empty()) {
     fail(llvm::createStringError("graph " + d.name + ": " + why +

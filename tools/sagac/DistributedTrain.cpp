@@ -234,7 +234,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
       (o.reorder == RunOptions::Reorder::Auto &&
        d.edges.numVertices >= kAutoReorderVertices))
     relabelAll(degreeOrder(d.edges));
-  if (std::string why = Graph::sizeError(
+  if (std::string why = Graph::buildError(
           d.edges.numVertices, int64_t(d.edges.src.size()), m.selfLoops());
       !why.empty())
     return fail(llvm::createStringError("graph " + d.name + ": " + why));

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# The sanitizer suites: `make test-asan` (ASan + UBSan, build-asan/) and
+# `make test-tsan` (TSan, build-tsan/). Saga's own code is instrumented
+# (SAGA_SANITIZE); Debian's libraries (LLVM, MLIR, OpenBLAS, Open MPI) are
+# not. Suppressions (test/sanitizers/*.supp) name third-party code only,
+# each with its reason.
+#   ASan + UBSan: every ctest test but the two whose host is not Saga's:
+#     python-package (the interpreter is not instrumented: ASan's runtime
+#     would have to be preloaded into CPython and NumPy) and
+#     install-find-package (the install carries no sanitizer flags to the
+#     project built against it).
+#   TSan: the tests of the threaded runtime: the thread pool under every
+#     kernel (training, fused and threaded tests), the out-of-core transfer
+#     thread, the mini-batch loader thread, the halo buffer, the MPI
+#     remote-feature thread and halo overlap. OpenBLAS runs single-threaded
+#     (OPENBLAS_NUM_THREADS=1): its own threads synchronise in code TSan
+#     does not see, so their writes would be reported as races on Saga's
+#     buffers.
+# Usage: scripts/sanitize.sh address|thread [ctest arguments...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+kind=${1:?address or thread}
+shift
+jobs=${JOBS:-$(nproc)}
+root=$PWD
+case $kind in
+  address) dir=build-asan ;;
+  thread) dir=build-tsan ;;
+  *) echo "sanitize.sh: address or thread, not '$kind'" >&2; exit 2 ;;
+esac
+cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSAGA_SANITIZE="$kind" >/dev/null
+cmake --build "$dir" -j "$jobs"
+cd "$dir"
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export OMPI_MCA_rmaps_base_oversubscribe=1
+if [ "$kind" = address ]; then
+  export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0
+  export LSAN_OPTIONS=suppressions=$root/test/sanitizers/lsan.supp:print_suppressions=0
+  filter=(-E '^(python-package|install-find-package)$')
+else
+  export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$root/test/sanitizers/tsan.supp
+  export OPENBLAS_NUM_THREADS=1
+  filter=(-R 'ThreadPool|TrainingThreads|Fusion|PlanRunner|OutOfCore|MiniBatch|HaloBuffer|Sampler|TrainingCheckpoint|distributed-minibatch$|distributed-gcn-cora|SourceIntervals')
+fi
+ctest -j "$jobs" --output-on-failure "${filter[@]}" "$@" 2>&1 | tee "sanitize-$kind.log"
+exit "${PIPESTATUS[0]}"

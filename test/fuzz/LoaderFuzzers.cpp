@@ -1,0 +1,190 @@
+//===- LoaderFuzzers.cpp - libFuzzer targets for every file a user gives --===//
+//
+// One fuzzer per format, chosen at compile time by SAGA_FUZZ_TARGET (each
+// is its own executable, test/CMakeLists.txt): every input must load or
+// give an error (llvm::Error), never crash, hang, abort on a loaded graph
+// (FuzzFiles.h checks what trainers index without checking) or allocate
+// what it was not refused. Seed corpora: test/fuzz/corpus/<target>/.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FuzzFiles.h"
+
+#include "runtime/graph/GraphFile.h"
+#include "runtime/graph/Numpy.h"
+#include "runtime/graph/OgbFolder.h"
+#include "runtime/train/Checkpoint.h"
+#include "runtime/train/ParamsFile.h"
+
+#include <zlib.h>
+
+using namespace saga;
+
+namespace {
+
+#define SAGA_FUZZ_planetoid 1
+#define SAGA_FUZZ_edgelist 2
+#define SAGA_FUZZ_mtx 3
+#define SAGA_FUZZ_npy 4
+#define SAGA_FUZZ_npz 5
+#define SAGA_FUZZ_ogb 6
+#define SAGA_FUZZ_sgf 7
+#define SAGA_FUZZ_params 8
+#define SAGA_FUZZ_checkpoint 9
+#define SAGA_FUZZ_ID_(t) SAGA_FUZZ_##t
+#define SAGA_FUZZ_ID(t) SAGA_FUZZ_ID_(t)
+
+void planetoid(const uint8_t *data, size_t size) {
+  static const char *names[] = {"meta.txt",  "edges.txt", "features.txt",
+                                "labels.txt", "train.txt", "val.txt",
+                                "test.txt"};
+  auto p = fuzz::parts(data, size, 7);
+  for (size_t i = 0; i < 7; ++i)
+    fuzz::write(std::string("planetoid/") + names[i], p[i]);
+  auto d = loadPlanetoid(fuzz::dir() + "/planetoid");
+  if (d)
+    fuzz::check(*d);
+  fuzz::drop(std::move(d));
+}
+
+void edgeList(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write(
+      "edges.txt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  for (int64_t n : {int64_t(-1), int64_t(64)}) {
+    auto e = loadEdgeList(path, n, /*maxEdges=*/1 << 16);
+    if (e)
+      fuzz::build(*e);
+    fuzz::drop(std::move(e));
+  }
+}
+
+void matrixMarket(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write(
+      "graph.mtx", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  auto e = loadMatrixMarket(path);
+  if (e)
+    fuzz::build(*e);
+  fuzz::drop(std::move(e));
+}
+
+void npy(const uint8_t *data, size_t size) {
+  auto a = parseNpy(llvm::StringRef(reinterpret_cast<const char *>(data), size),
+                    "fuzz.npy");
+  if (a)
+    for (int64_t i = 0; i < std::min<int64_t>(a->size(), 64); ++i)
+      (void)(a->kind == 'f' ? a->asDouble(i) : double(a->asInt(i)));
+  fuzz::drop(std::move(a));
+}
+
+void npz(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write(
+      "data.npz", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  auto d = loadNpzDataset(path);
+  if (d)
+    fuzz::check(*d);
+  fuzz::drop(std::move(d));
+}
+
+/// Each part gzipped, unless it starts as a gzip stream already (then
+/// written as is, so corrupt streams are fuzzed too).
+void ogb(const uint8_t *data, size_t size) {
+  static const char *names[] = {
+      "raw/num-node-list.csv.gz", "raw/node-feat.csv.gz",
+      "raw/node-label.csv.gz",    "raw/edge.csv.gz",
+      "split/fuzz/train.csv.gz",  "split/fuzz/valid.csv.gz",
+      "split/fuzz/test.csv.gz"};
+  auto p = fuzz::parts(data, size, 7);
+  for (size_t i = 0; i < 7; ++i) {
+    std::string name = std::string("ogb/") + names[i];
+    if (p[i].starts_with("\x1f\x8b")) {
+      fuzz::write(name, p[i]);
+      continue;
+    }
+    std::string path = fuzz::write(name, "");
+    gzFile f = gzopen(path.c_str(), "wb1");
+    if (!p[i].empty())
+      gzwrite(f, p[i].data(), unsigned(p[i].size()));
+    gzclose(f);
+  }
+  // The vertex count file is optional: an empty part leaves it out.
+  if (p[0].empty())
+    std::remove((fuzz::dir() + "/ogb/raw/num-node-list.csv.gz").c_str());
+  auto d = loadOgbFolder(fuzz::dir() + "/ogb");
+  if (d)
+    fuzz::check(*d);
+  fuzz::drop(std::move(d));
+}
+
+void graphFile(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write(
+      "graph.sgf", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  auto file = GraphFile::open(path);
+  if (!file) {
+    llvm::consumeError(file.takeError());
+    return;
+  }
+  GraphFile &f = **file;
+  auto all = f.readAll();
+  if (all)
+    fuzz::check(*all);
+  fuzz::drop(std::move(all));
+  fuzz::drop(f.readSkeleton(true));
+  fuzz::drop(f.readLabelsOnly());
+  const int64_t p = std::min<int64_t>(f.info().intervals, 4);
+  for (int64_t j = 0; j < p; ++j) {
+    fuzz::drop(f.readFeatures(j));
+    for (int64_t i = 0; i < p; ++i) {
+      auto chunk = f.readChunk(i, j);
+      if (chunk)
+        for (const ChunkEdge &e : *chunk)
+          if (e.dst < f.bounds()[size_t(j)] || e.dst >= f.bounds()[size_t(j) + 1] ||
+              e.src < f.bounds()[size_t(i)] || e.src >= f.bounds()[size_t(i) + 1])
+            std::abort(); // a chunk read as valid holds only its edges
+      fuzz::drop(std::move(chunk));
+    }
+  }
+}
+
+void params(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write(
+      "params.txt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  fuzz::drop(loadParamsFile(path));
+}
+
+void checkpoint(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write(
+      "run.ckpt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  fuzz::drop(loadCheckpoint(path));
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  fuzz::setUp();
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+#if SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_planetoid
+  planetoid(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_edgelist
+  edgeList(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_mtx
+  matrixMarket(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_npy
+  npy(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_npz
+  npz(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_ogb
+  ogb(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_sgf
+  graphFile(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_params
+  params(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_checkpoint
+  checkpoint(data, size);
+#else
+#error "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params or checkpoint"
+#endif
+  return 0;
+}
