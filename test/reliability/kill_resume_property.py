@@ -50,10 +50,10 @@ base = [args.sagac, "train", args.model, "--data", args.data, "--epochs",
         str(args.epochs), "--seed", "3", "--quiet"]
 if args.mode == "outofcore":
     base += ["--memory-budget", "6M", "--scratch", out("scratch"),
-             "--threads", "2"]
+             "--threads", "1"]
     os.makedirs(out("scratch"))
 elif args.mode == "minibatch":
-    base += ["--batch-size", "256", "--fanout", "5,5", "--threads", "2"]
+    base += ["--batch-size", "256", "--fanout", "5,5", "--threads", "1"]
 else:
     base = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2",
             "--mca", "btl", "self,vader,tcp", "--mca",
@@ -85,11 +85,12 @@ def fail(msg):
 
 
 # 1. The reference.
-start = time.time()
-rc, text = finish(run(["--save-params", out("reference.txt")]))
-duration = time.time() - start
+rc, text = finish(run(["--save-params", out("reference.txt"), "--log",
+                       out("reference.jsonl")]))
 if rc != 0:
     fail("the uninterrupted run failed:\n" + text)
+epoch_seconds = max(float(m) for m in re.findall(
+    r'"seconds": ([0-9.e-]+)', open(out("reference.jsonl")).read()))
 reference = load(out("reference.txt"))
 
 
@@ -115,16 +116,27 @@ for trial in range(args.trials):
     if point == "checkpoint":
         env["SAGA_KILL_AT"] = "checkpoint:%d" % rng.randint(1, args.epochs - 1)
     elif point == "spill":
-        env["SAGA_KILL_AT"] = "spill:%d" % rng.randint(1, 400)
-    job = run(["--checkpoint", ckpt], env)
+        env["SAGA_KILL_AT"] = "spill:%d" % rng.randint(1, 150)
+    log = out("run.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    job = run(["--checkpoint", ckpt, "--log", log], env)
     if point == "time":
-        when = rng.uniform(0.05, 1.0) * duration
-        try:
-            job.wait(timeout=when)
-        except subprocess.TimeoutExpired:
+        # A random moment of a random epoch: after the log shows epoch e,
+        # up to an epoch's time more.
+        e = rng.randint(1, args.epochs - 1)
+        delay = rng.uniform(0, 1.5 * epoch_seconds)
+        deadline = time.time() + 120
+        while job.poll() is None and time.time() < deadline and not (
+                os.path.exists(log) and
+                sum(1 for _ in open(log)) >= e):
+            time.sleep(0.002)
+        time.sleep(delay)
+        if job.poll() is None:
             os.killpg(job.pid, signal.SIGKILL)
     rc, text = finish(job)
-    what = point if point == "time" else env["SAGA_KILL_AT"]
+    what = "epoch %d+%.0fms" % (e, delay * 1e3) if point == "time" else \
+        env["SAGA_KILL_AT"]
     if rc == 0:
         outcome = "finished before the kill"
         counts["finished"] = counts.get("finished", 0) + 1
@@ -134,9 +146,7 @@ for trial in range(args.trials):
     # A half-written checkpoint stays a temporary file, never the checkpoint.
     resume = ["--checkpoint", ckpt, "--resume"] if os.path.exists(ckpt) else \
         ["--checkpoint", ckpt]
-    epoch = "none"
-    if os.path.exists(ckpt):
-        epoch = "epoch checkpointed"
+    epoch = "the checkpoint"
     rc, text = finish(run(resume + ["--save-params", params]))
     if rc != 0:
         fail("trial %d (%s, %s): the resumed run failed:\n%s" %
