@@ -1,6 +1,7 @@
 //===- ParamsFile.cpp - parameters as text --------------------------------===//
 
 #include "runtime/train/ParamsFile.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -78,6 +79,19 @@ llvm::Expected<NamedTensors> saga::loadParamsFile(const std::string &path) {
       shape.push_back(d);
       c = peek;
     }
+    // Each value takes at least two bytes ("0 "): a shape the rest of the
+    // file cannot hold is refused before its tensor is allocated.
+    const uint64_t elements = bytesOf(shape, 1);
+    if (elements > (c.text.size() + 1) / 2)
+      return fail(path, headerLine,
+                  "'" + name + "' declares " + std::to_string(elements) +
+                      " values; the " + std::to_string(c.text.size()) +
+                      " bytes left in the file hold at most " +
+                      std::to_string((c.text.size() + 1) / 2));
+    if (llvm::Error e = checkMemory(
+            elements * 4, path + ":" + std::to_string(headerLine) + ": '" +
+                              name + "'"))
+      return std::move(e);
     Tensor t(shape);
     for (int64_t i = 0; i < t.numElements(); ++i) {
       llvm::StringRef tok = c.next();

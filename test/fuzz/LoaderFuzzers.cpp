@@ -34,7 +34,7 @@ namespace {
 #define SAGA_FUZZ_ID_(t) SAGA_FUZZ_##t
 #define SAGA_FUZZ_ID(t) SAGA_FUZZ_ID_(t)
 
-void planetoid(const uint8_t *data, size_t size) {
+[[maybe_unused]] void planetoid(const uint8_t *data, size_t size) {
   static const char *names[] = {"meta.txt",  "edges.txt", "features.txt",
                                 "labels.txt", "train.txt", "val.txt",
                                 "test.txt"};
@@ -47,7 +47,7 @@ void planetoid(const uint8_t *data, size_t size) {
   fuzz::drop(std::move(d));
 }
 
-void edgeList(const uint8_t *data, size_t size) {
+[[maybe_unused]] void edgeList(const uint8_t *data, size_t size) {
   std::string path = fuzz::write(
       "edges.txt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
   for (int64_t n : {int64_t(-1), int64_t(64)}) {
@@ -58,7 +58,7 @@ void edgeList(const uint8_t *data, size_t size) {
   }
 }
 
-void matrixMarket(const uint8_t *data, size_t size) {
+[[maybe_unused]] void matrixMarket(const uint8_t *data, size_t size) {
   std::string path = fuzz::write(
       "graph.mtx", llvm::StringRef(reinterpret_cast<const char *>(data), size));
   auto e = loadMatrixMarket(path);
@@ -67,7 +67,7 @@ void matrixMarket(const uint8_t *data, size_t size) {
   fuzz::drop(std::move(e));
 }
 
-void npy(const uint8_t *data, size_t size) {
+[[maybe_unused]] void npy(const uint8_t *data, size_t size) {
   auto a = parseNpy(llvm::StringRef(reinterpret_cast<const char *>(data), size),
                     "fuzz.npy");
   if (a)
@@ -76,7 +76,7 @@ void npy(const uint8_t *data, size_t size) {
   fuzz::drop(std::move(a));
 }
 
-void npz(const uint8_t *data, size_t size) {
+[[maybe_unused]] void npz(const uint8_t *data, size_t size) {
   std::string path = fuzz::write(
       "data.npz", llvm::StringRef(reinterpret_cast<const char *>(data), size));
   auto d = loadNpzDataset(path);
@@ -87,7 +87,7 @@ void npz(const uint8_t *data, size_t size) {
 
 /// Each part gzipped, unless it starts as a gzip stream already (then
 /// written as is, so corrupt streams are fuzzed too).
-void ogb(const uint8_t *data, size_t size) {
+[[maybe_unused]] void ogb(const uint8_t *data, size_t size) {
   static const char *names[] = {
       "raw/num-node-list.csv.gz", "raw/node-feat.csv.gz",
       "raw/node-label.csv.gz",    "raw/edge.csv.gz",
@@ -115,7 +115,7 @@ void ogb(const uint8_t *data, size_t size) {
   fuzz::drop(std::move(d));
 }
 
-void graphFile(const uint8_t *data, size_t size) {
+[[maybe_unused]] void graphFile(const uint8_t *data, size_t size) {
   std::string path = fuzz::write(
       "graph.sgf", llvm::StringRef(reinterpret_cast<const char *>(data), size));
   auto file = GraphFile::open(path);
@@ -145,13 +145,13 @@ void graphFile(const uint8_t *data, size_t size) {
   }
 }
 
-void params(const uint8_t *data, size_t size) {
+[[maybe_unused]] void params(const uint8_t *data, size_t size) {
   std::string path = fuzz::write(
       "params.txt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
   fuzz::drop(loadParamsFile(path));
 }
 
-void checkpoint(const uint8_t *data, size_t size) {
+[[maybe_unused]] void checkpoint(const uint8_t *data, size_t size) {
   std::string path = fuzz::write(
       "run.ckpt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
   fuzz::drop(loadCheckpoint(path));

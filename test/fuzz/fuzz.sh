@@ -52,8 +52,8 @@ status=0
   printf '%-11s %9s %12s %10s %8s %8s\n' target seconds executions "exec/s" corpus crashes
   for t in "${targets[@]}"; do
     log=build-fuzz/fuzz-$t.log
-    execs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
-    rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | awk '{print $2}' | tail -1)
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}' | tail -1)
+    rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | awk '{print $2}' | tail -1)
     corpus=$(ls "build-fuzz/corpus/$t" | wc -l)
     crashes=$(ls "build-fuzz/crashes/$t" | wc -l)
     rc=$(cat "build-fuzz/fuzz-$t.rc")

@@ -2025,6 +2025,23 @@ TEST(TrainingCheckpoint, ParamsFileRoundTrip) {
   EXPECT_TRUE(std::memcmp((*back)[0].second.f32(), w.f32(), 24) == 0);
 }
 
+// Found by the params fuzzer (test/fuzz): a header declaring far more
+// values than the file holds allocated them first (3.4 GB for a 130-byte
+// file), and dimensions whose product overflows wrapped. Both are refused
+// at the header line.
+TEST(TrainingCheckpoint, ParamsFileShapeLargerThanTheFile) {
+  TempDir dir("params-shape");
+  std::string path = dir / "params.txt";
+  writeFile(path, "# saga parameters\nLin#0.W 853220105\n0.5 1\n");
+  EXPECT_EQ(errorText(loadParamsFile(path).takeError()),
+            path + ":2: 'Lin#0.W' declares 853220105 values; the 7 bytes "
+                   "left in the file hold at most 4");
+  writeFile(path, "L.W 4294967296 4294967296 4294967296\n1\n");
+  EXPECT_EQ(errorText(loadParamsFile(path).takeError()),
+            path + ":1: 'L.W' declares 18446744073709551615 values; the 3 "
+                   "bytes left in the file hold at most 2");
+}
+
 // A dimension with its sign bit set (one flipped bit), or dimensions whose
 // product overflows, are a damaged checkpoint with a message (the size check
 // used to wrap in uint64 arithmetic and Tensor's constructor then aborted the
