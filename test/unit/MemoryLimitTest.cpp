@@ -73,6 +73,10 @@ TEST(MemoryLimit, EnvironmentReplacesIt) {
 }
 
 TEST(MemoryLimit, AddressSpaceLimitBoundsIt) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' shadow memory needs an unlimited address "
+                  "space";
+#endif
   unsetenv("SAGA_AVAILABLE_MEMORY");
   // Room for 256 MiB more than the process maps now.
   std::ifstream status("/proc/self/status");
