@@ -35,11 +35,20 @@ uint64_t parseBytes(llvm::StringRef text) {
     return kUnbounded;
   uint64_t scale = 1;
   switch (llvm::toUpper(text.back())) {
-  case 'K': scale = 1ull << 10; break;
-  case 'M': scale = 1ull << 20; break;
-  case 'G': scale = 1ull << 30; break;
-  case 'T': scale = 1ull << 40; break;
-  default: break;
+  case 'K':
+    scale = 1ull << 10;
+    break;
+  case 'M':
+    scale = 1ull << 20;
+    break;
+  case 'G':
+    scale = 1ull << 30;
+    break;
+  case 'T':
+    scale = 1ull << 40;
+    break;
+  default:
+    break;
   }
   if (scale != 1)
     text = text.drop_back();
@@ -71,9 +80,8 @@ uint64_t cgroupRoom() {
   std::string dir = "/sys/fs/cgroup";
   if (size_t at = self.find("0::"); at != std::string::npos) {
     size_t end = self.find('\n', at);
-    std::string path = self.substr(at + 3, end == std::string::npos
-                                               ? std::string::npos
-                                               : end - at - 3);
+    std::string path = self.substr(
+        at + 3, end == std::string::npos ? std::string::npos : end - at - 3);
     if (path != "/")
       dir += path;
   }
@@ -139,8 +147,10 @@ std::string saga::formatBytes(uint64_t bytes) {
   }
   std::string s;
   llvm::raw_string_ostream os(s);
-  os << llvm::format(v < 10 ? "%.2f %s" : v < 100 ? "%.1f %s" : "%.0f %s", v,
-                     units[u]);
+  os << llvm::format(v < 10    ? "%.2f %s"
+                     : v < 100 ? "%.1f %s"
+                               : "%.0f %s",
+                     v, units[u]);
   return s;
 }
 
@@ -160,7 +170,8 @@ AvailableMemory saga::availableMemory() {
   consider(cgroupRoom(), "the cgroup's memory limit");
   std::string status = slurp("/proc/self/status");
   consider(rlimitRoom(RLIMIT_AS, status, "VmSize"), "RLIMIT_AS (ulimit -v)");
-  consider(rlimitRoom(RLIMIT_DATA, status, "VmData"), "RLIMIT_DATA (ulimit -d)");
+  consider(rlimitRoom(RLIMIT_DATA, status, "VmData"),
+           "RLIMIT_DATA (ulimit -d)");
   return best;
 }
 
@@ -169,6 +180,6 @@ llvm::Error saga::checkMemory(uint64_t bytes, const llvm::Twine &what) {
   if (bytes <= a.bytes)
     return llvm::Error::success();
   return llvm::createStringError(what + " needs " + formatBytes(bytes) + "; " +
-                                 formatBytes(a.bytes) +
-                                 " is available (" + a.boundBy + ")");
+                                 formatBytes(a.bytes) + " is available (" +
+                                 a.boundBy + ")");
 }

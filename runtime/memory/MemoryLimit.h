@@ -6,7 +6,8 @@
 // engine size what they are about to allocate from the header or the model,
 // then call checkMemory first:
 //
-//   if (llvm::Error e = checkMemory(bytes, path + ": num_nodes x num_features"))
+//   if (llvm::Error e = checkMemory(bytes, path + ": num_nodes x
+//   num_features"))
 //     return e;  // "<what> needs 3.6 TiB; 21.4 GiB is available (...)"
 //
 // "Available" is the least of: MemAvailable (/proc/meminfo), the cgroup's

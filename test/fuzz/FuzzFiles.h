@@ -50,6 +50,11 @@ inline const std::string &dir() {
   return d;
 }
 
+/// libFuzzer's input as bytes.
+inline llvm::StringRef bytes(const uint8_t *data, size_t size) {
+  return {reinterpret_cast<const char *>(data), size};
+}
+
 /// Writes `bytes` to dir()/name (folders made as needed); the path.
 inline std::string write(const std::string &name, llvm::StringRef bytes) {
   std::string path = dir() + "/" + name;
@@ -73,7 +78,7 @@ inline std::string write(const std::string &name, llvm::StringRef bytes) {
 /// rest joined into the last).
 inline std::vector<llvm::StringRef> parts(const uint8_t *data, size_t size,
                                           size_t n) {
-  llvm::StringRef rest(reinterpret_cast<const char *>(data), size);
+  llvm::StringRef rest = bytes(data, size);
   std::vector<llvm::StringRef> out;
   while (out.size() + 1 < n) {
     auto [head, tail] = rest.split(kSeparator);

@@ -35,7 +35,7 @@ namespace {
 #define SAGA_FUZZ_ID(t) SAGA_FUZZ_ID_(t)
 
 [[maybe_unused]] void planetoid(const uint8_t *data, size_t size) {
-  static const char *names[] = {"meta.txt",  "edges.txt", "features.txt",
+  static const char *names[] = {"meta.txt",   "edges.txt", "features.txt",
                                 "labels.txt", "train.txt", "val.txt",
                                 "test.txt"};
   auto p = fuzz::parts(data, size, 7);
@@ -48,8 +48,7 @@ namespace {
 }
 
 [[maybe_unused]] void edgeList(const uint8_t *data, size_t size) {
-  std::string path = fuzz::write(
-      "edges.txt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  std::string path = fuzz::write("edges.txt", fuzz::bytes(data, size));
   for (int64_t n : {int64_t(-1), int64_t(64)}) {
     auto e = loadEdgeList(path, n, /*maxEdges=*/1 << 16);
     if (e)
@@ -59,8 +58,7 @@ namespace {
 }
 
 [[maybe_unused]] void matrixMarket(const uint8_t *data, size_t size) {
-  std::string path = fuzz::write(
-      "graph.mtx", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  std::string path = fuzz::write("graph.mtx", fuzz::bytes(data, size));
   auto e = loadMatrixMarket(path);
   if (e)
     fuzz::build(*e);
@@ -68,8 +66,7 @@ namespace {
 }
 
 [[maybe_unused]] void npy(const uint8_t *data, size_t size) {
-  auto a = parseNpy(llvm::StringRef(reinterpret_cast<const char *>(data), size),
-                    "fuzz.npy");
+  auto a = parseNpy(fuzz::bytes(data, size), "fuzz.npy");
   if (a)
     for (int64_t i = 0; i < std::min<int64_t>(a->size(), 64); ++i)
       (void)(a->kind == 'f' ? a->asDouble(i) : double(a->asInt(i)));
@@ -77,8 +74,7 @@ namespace {
 }
 
 [[maybe_unused]] void npz(const uint8_t *data, size_t size) {
-  std::string path = fuzz::write(
-      "data.npz", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  std::string path = fuzz::write("data.npz", fuzz::bytes(data, size));
   auto d = loadNpzDataset(path);
   if (d)
     fuzz::check(*d);
@@ -116,8 +112,7 @@ namespace {
 }
 
 [[maybe_unused]] void graphFile(const uint8_t *data, size_t size) {
-  std::string path = fuzz::write(
-      "graph.sgf", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  std::string path = fuzz::write("graph.sgf", fuzz::bytes(data, size));
   auto file = GraphFile::open(path);
   if (!file) {
     llvm::consumeError(file.takeError());
@@ -137,8 +132,10 @@ namespace {
       auto chunk = f.readChunk(i, j);
       if (chunk)
         for (const ChunkEdge &e : *chunk)
-          if (e.dst < f.bounds()[size_t(j)] || e.dst >= f.bounds()[size_t(j) + 1] ||
-              e.src < f.bounds()[size_t(i)] || e.src >= f.bounds()[size_t(i) + 1])
+          if (e.dst < f.bounds()[size_t(j)] ||
+              e.dst >= f.bounds()[size_t(j) + 1] ||
+              e.src < f.bounds()[size_t(i)] ||
+              e.src >= f.bounds()[size_t(i) + 1])
             std::abort(); // a chunk read as valid holds only its edges
       fuzz::drop(std::move(chunk));
     }
@@ -146,14 +143,12 @@ namespace {
 }
 
 [[maybe_unused]] void params(const uint8_t *data, size_t size) {
-  std::string path = fuzz::write(
-      "params.txt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  std::string path = fuzz::write("params.txt", fuzz::bytes(data, size));
   fuzz::drop(loadParamsFile(path));
 }
 
 [[maybe_unused]] void checkpoint(const uint8_t *data, size_t size) {
-  std::string path = fuzz::write(
-      "run.ckpt", llvm::StringRef(reinterpret_cast<const char *>(data), size));
+  std::string path = fuzz::write("run.ckpt", fuzz::bytes(data, size));
   fuzz::drop(loadCheckpoint(path));
 }
 
@@ -184,7 +179,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 #elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_checkpoint
   checkpoint(data, size);
 #else
-#error "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params or checkpoint"
+#error                                                                         \
+    "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params or checkpoint"
 #endif
   return 0;
 }
