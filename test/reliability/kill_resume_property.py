@@ -89,8 +89,9 @@ rc, text = finish(run(["--save-params", out("reference.txt"), "--log",
                        out("reference.jsonl")]))
 if rc != 0:
     fail("the uninterrupted run failed:\n" + text)
-epoch_seconds = max(float(m) for m in re.findall(
+times = sorted(float(m) for m in re.findall(
     r'"seconds": ([0-9.e-]+)', open(out("reference.jsonl")).read()))
+epoch_seconds = times[len(times) // 2]  # the median epoch
 reference = load(out("reference.txt"))
 
 
@@ -122,10 +123,10 @@ for trial in range(args.trials):
         os.remove(log)
     job = run(["--checkpoint", ckpt, "--log", log], env)
     if point == "time":
-        # A random moment of a random epoch: after the log shows epoch e,
-        # up to an epoch's time more.
+        # A random moment of a random epoch: after the log shows epoch e
+        # (not the last), within the next epoch's time.
         e = rng.randint(1, args.epochs - 1)
-        delay = rng.uniform(0, 1.5 * epoch_seconds)
+        delay = rng.uniform(0, 0.8 * epoch_seconds)
         deadline = time.time() + 120
         while job.poll() is None and time.time() < deadline and not (
                 os.path.exists(log) and
