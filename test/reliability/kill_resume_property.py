@@ -119,23 +119,28 @@ for trial in range(args.trials):
     elif point == "spill":
         env["SAGA_KILL_AT"] = "spill:%d" % rng.randint(1, 150)
     log = out("run.jsonl")
-    if os.path.exists(log):
-        os.remove(log)
-    job = run(["--checkpoint", ckpt, "--log", log], env)
-    if point == "time":
-        # A random moment of a random epoch: after the log shows epoch e
-        # (not the last), within the next epoch's time.
-        e = rng.randint(1, args.epochs - 1)
-        delay = rng.uniform(0, 0.8 * epoch_seconds)
-        deadline = time.time() + 120
-        while job.poll() is None and time.time() < deadline and not (
-                os.path.exists(log) and
-                sum(1 for _ in open(log)) >= e):
-            time.sleep(0.002)
-        time.sleep(delay)
-        if job.poll() is None:
-            os.killpg(job.pid, signal.SIGKILL)
-    rc, text = finish(job)
+    e = rng.randint(1, args.epochs - 1)
+    delay = rng.uniform(0, 0.8 * epoch_seconds)
+    for attempt in range(3):  # a moment the run outran: again, sooner
+        for f in [ckpt, ckpt + ".tmp", log]:
+            if os.path.exists(f):
+                os.remove(f)
+        job = run(["--checkpoint", ckpt, "--log", log], env)
+        if point == "time":
+            # A random moment of a random epoch: after the log shows epoch
+            # e (not the last), within the next epoch's time.
+            deadline = time.time() + 120
+            while job.poll() is None and time.time() < deadline and not (
+                    os.path.exists(log) and
+                    sum(1 for _ in open(log)) >= e):
+                time.sleep(0.002)
+            time.sleep(delay)
+            if job.poll() is None:
+                os.killpg(job.pid, signal.SIGKILL)
+        rc, text = finish(job)
+        if rc != 0 or point != "time":
+            break
+        delay /= 4
     what = "epoch %d+%.0fms" % (e, delay * 1e3) if point == "time" else \
         env["SAGA_KILL_AT"]
     if rc == 0:
