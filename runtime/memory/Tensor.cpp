@@ -149,7 +149,8 @@ Tensor Tensor::borrow(void *data, std::vector<int64_t> shape, DType dtype) {
 
 Tensor::Tensor(const Tensor &other)
     : Tensor(other.shape_, other.dtype_, /*zero=*/false) {
-  std::memcpy(data_.get(), other.data_.get(), other.numElements() * 4);
+  if (other.numElements() > 0) // an empty tensor's data may be null (UBSan)
+    std::memcpy(data_.get(), other.data_.get(), other.numElements() * 4);
 }
 
 Tensor &Tensor::operator=(const Tensor &other) {
