@@ -89,8 +89,9 @@ uint64_t cgroupRoom() {
     uint64_t max = parseBytes(slurp(d + "/memory.max"));
     if (max != kUnbounded) {
       uint64_t cur = parseBytes(slurp(d + "/memory.current"));
-      return cur == kUnbounded || cur >= max ? (cur >= max ? 0 : max)
-                                             : max - cur;
+      if (cur == kUnbounded) // usage unreadable: the limit alone
+        return max;
+      return cur >= max ? 0 : max - cur;
     }
   }
   // v1.
