@@ -41,6 +41,18 @@ if [ "$kind" = address ]; then
   # then touch (false use-after-poison in memmove).
   export ASAN_OPTIONS=halt_on_error=1:detect_leaks=1:detect_stack_use_after_return=0:allow_user_poisoning=0
   export LSAN_OPTIONS=suppressions=$root/test/sanitizers/lsan.supp:print_suppressions=0
+  # Ranks under mpirun run without leak detection. Open MPI and PMIx
+  # dlclose their plugins at MPI_Finalize, so what those keep is reported
+  # as leaked from "<unknown module>", which no suppression can name (Open
+  # MPI 4.1 has no setting that keeps them loaded). Every other ASan and
+  # UBSan check stays on for the ranks, and the same Saga code runs
+  # leak-checked in the single-process tests.
+  wrap=$(mktemp -d)
+  trap 'rm -rf "$wrap"' EXIT
+  printf '#!/bin/sh\nASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" exec %s "$@"\n' \
+    "$(command -v mpirun)" > "$wrap/mpirun"
+  chmod +x "$wrap/mpirun"
+  export PATH=$wrap:$PATH
   filter=(-E '^(python-package|install-find-package)$')
 else
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$root/test/sanitizers/tsan.supp
