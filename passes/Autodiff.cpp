@@ -313,8 +313,10 @@ LogicalResult ModelDiff::applyVertex(ApplyVertexOp op) {
                     : AddOp::create(inner, loc, seed.getType(), it->second, seed);
     local[y] = sum;
   }
-  if (failed(vjp(cloned, inner, local)))
+  if (failed(vjp(cloned, inner, local))) {
+    delete body; // still detached (ASan found it leaked here)
     return failure();
+  }
 
   // Results: input gradients, then per-row contributions to captured values.
   SmallVector<Value> yields, targets;

@@ -199,14 +199,16 @@ struct CUctx_st {
   int device = 0;
 };
 
-struct CUmod_st {
-  std::unique_ptr<saga::emu::EmulatedModule> module;
-};
-
 struct CUfunc_st {
   std::string name;
   saga::emu::Entry entry = nullptr;
   std::vector<size_t> sizes;
+};
+
+struct CUmod_st {
+  std::unique_ptr<saga::emu::EmulatedModule> module;
+  /// The handles cuModuleGetFunction gave out, freed with the module.
+  std::vector<std::unique_ptr<CUfunc_st>> functions;
 };
 
 namespace {
@@ -681,8 +683,11 @@ CUresult cuModuleGetFunction(CUfunction *f, CUmodule module, const char *name) {
   const std::vector<size_t> *sizes = module->module->paramSizes(name);
   if (!entry || !sizes)
     return CUDA_ERROR_NOT_FOUND;
-  // Functions live as long as their module; one per lookup is fine here.
-  *f = new CUfunc_st{name, entry, *sizes};
+  // Functions live as long as their module (one per lookup; ASan found
+  // them never freed).
+  module->functions.push_back(
+      std::make_unique<CUfunc_st>(CUfunc_st{name, entry, *sizes}));
+  *f = module->functions.back().get();
   return CUDA_SUCCESS;
 }
 

@@ -310,7 +310,9 @@ int64_t saga::parseSize(const std::string &text) {
     ++digits;
   if (digits == 0 || s.substr(0, digits).getAsDouble(number) || number < 0)
     return -1;
-  llvm::StringRef unit = s.drop_front(digits).trim().lower();
+  // A std::string: lower() returns a temporary (a StringRef to it dangled;
+  // found by ASan).
+  std::string unit = s.drop_front(digits).trim().lower();
   double scale = 1;
   if (unit.empty() || unit == "b")
     scale = 1;
