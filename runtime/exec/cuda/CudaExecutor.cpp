@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <unordered_map>
 
 using namespace mlir;
 using namespace saga;
@@ -164,7 +165,13 @@ private:
   CudaBackend::PlanKernels &plan;
   const ExecutionContext &ctx;
   cuda::RuntimeOps ops;
-  llvm::DenseMap<Value, DeviceTensor> values;
+  /// Node-based: a DeviceTensor* from lookup() stays valid while later
+  /// results are allocated (a DenseMap moved them on growth; ASan found
+  /// gemm and sum_rows reading operands freed by the result's insertion).
+  struct ValueHash {
+    size_t operator()(Value v) const { return size_t(hash_value(v)); }
+  };
+  std::unordered_map<Value, DeviceTensor, ValueHash> values;
   std::vector<CUdeviceptr> temporaries;
   size_t liveBytes = 0, peakBytes = 0;
   // The graph's CSRs on the device: by destination (in) and by source (out).
