@@ -39,7 +39,9 @@ cd "$dir"
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 # An mpirun first on PATH that runs the real one as BODY says (printf
-# format: %s is the real mpirun).
+# format: %s is the real mpirun, run as `exec -a mpirun`: an mpirun started
+# by its absolute path passes --prefix to remote daemons, which the
+# multi-host test's namespaced launcher does not take).
 wrapMpirun() {
   wrap=$(mktemp -d)
   trap 'rm -rf "$wrap"' EXIT
@@ -59,12 +61,12 @@ if [ "$kind" = address ]; then
   # MPI 4.1 has no setting that keeps them loaded). Every other ASan and
   # UBSan check stays on for the ranks, and the same Saga code runs
   # leak-checked in the single-process tests.
-  wrapMpirun 'ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" exec %s "$@"'
+  wrapMpirun 'ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" exec -a mpirun %s "$@"'
   filter=(-E '^(python-package|install-find-package)$')
 else
   export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=$root/test/sanitizers/tsan.supp
   export OPENBLAS_NUM_THREADS=1
-  wrapMpirun 'a=(); for x in "$@"; do [ "$x" = self,vader,tcp ] && x=self,vader; a+=("$x"); done; exec %s "${a[@]}"'
+  wrapMpirun 'a=(); for x in "$@"; do [ "$x" = self,vader,tcp ] && x=self,vader; a+=("$x"); done; exec -a mpirun %s "${a[@]}"'
   filter=(-R 'ThreadPool|TrainingThreads|Fusion|PlanRunner|OutOfCore|MiniBatch|HaloBuffer|Sampler|TrainingCheckpoint|SourceIntervals|^distributed-(gcn|gat|ggcn)-|^distributed-minibatch|kill-and-resume|^reliability-kill-resume-mpi$')
 fi
 ctest -j "$jobs" --output-on-failure "${filter[@]}" "$@" 2>&1 | tee "sanitize-$kind.log"
