@@ -28,8 +28,6 @@ extern "C" void __sanitizer_start_switch_fiber(void **fakeStackSave,
 extern "C" void __sanitizer_finish_switch_fiber(void *fakeStackSave,
                                                 const void **bottomOld,
                                                 size_t *sizeOld);
-extern "C" void __asan_unpoison_memory_region(void const volatile *addr,
-                                              size_t size);
 #define SAGA_ASAN 1
 #endif
 
@@ -47,15 +45,8 @@ enum class WarpKind { Sync, Shuffle };
 struct Stack {
   char *base = nullptr; // the guard page, then the stack
   ~Stack() {
-    if (!base)
-      return;
-#ifdef SAGA_ASAN
-    // Frames left on a fiber's stack keep their redzones poisoned; memory
-    // mapped later at these addresses (a device buffer) would inherit them
-    // (false stack-buffer-underflow reports, make test-asan).
-    __asan_unpoison_memory_region(bottom(), kStackBytes);
-#endif
-    munmap(base, kStackBytes + kGuardBytes);
+    if (base)
+      munmap(base, kStackBytes + kGuardBytes);
   }
   bool allocate() {
     void *m = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,

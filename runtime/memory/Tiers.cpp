@@ -13,11 +13,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-extern "C" void __asan_unpoison_memory_region(void const volatile *addr,
-                                              size_t size);
-#endif
-
 using namespace saga;
 
 namespace {
@@ -265,13 +260,6 @@ bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
       return false; // e.g. an unbounded capacity: the heap serves
-#if defined(__SANITIZE_ADDRESS__)
-    // A fresh mapping holds no ASan state, but its addresses may carry the
-    // redzones of an earlier mapping's stack frames (the CUDA emulator's
-    // fiber stacks), which ASan reported as stack-buffer-underflow when
-    // the arena's blocks were first written (make test-asan).
-    __asan_unpoison_memory_region(m, size_t(bytes));
-#endif
     arena = static_cast<char *>(m);
     arenaBytes = bytes;
     ranges.reset(bytes);
