@@ -28,6 +28,9 @@ extern "C" void __sanitizer_start_switch_fiber(void **fakeStackSave,
 extern "C" void __sanitizer_finish_switch_fiber(void *fakeStackSave,
                                                 const void **bottomOld,
                                                 size_t *sizeOld);
+#if defined(__clang__) // GCC has it as a built-in
+extern "C" void __asan_unpoison_stack_memory(void *addr, size_t size);
+#endif
 #define SAGA_ASAN 1
 #endif
 
@@ -45,8 +48,18 @@ enum class WarpKind { Sync, Shuffle };
 struct Stack {
   char *base = nullptr; // the guard page, then the stack
   ~Stack() {
-    if (base)
-      munmap(base, kStackBytes + kGuardBytes);
+    if (!base)
+      return;
+#if SAGA_ASAN
+    // A fiber that exits from inside a frame (yieldToScheduler) never runs
+    // that frame's epilogue, so its redzones stay poisoned in ASan's
+    // shadow after the munmap, and memory mapped there later (a device
+    // pool's arena) was reported as stack-buffer-underflow. The stack
+    // variant of unpoisoning: __asan_unpoison_memory_region is a no-op
+    // under allow_user_poisoning=0, which the ASan suite sets.
+    __asan_unpoison_stack_memory(bottom(), kStackBytes);
+#endif
+    munmap(base, kStackBytes + kGuardBytes);
   }
   bool allocate() {
     void *m = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
