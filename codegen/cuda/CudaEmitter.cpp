@@ -362,7 +362,14 @@ llvm::Expected<std::string> Printer::expr(Operation &o) {
   auto x = [&](unsigned i) { return ref(o.getOperand(i)); };
   Type t = o.getResult(0).getType();
   bool wide = t.isInteger(64) || t.isInteger(32); // wrap, as LLVM does
-  auto u64 = [&](unsigned i) { return "(uint64_t)" + x(i); };
+  // Operand i as an unsigned integer of its own width: an i32 widened to
+  // uint64_t would be sign-extended, and a logical shift, an unsigned
+  // division or remainder of it wrong (a 32-bit hash's shifts were).
+  auto uns = [&](unsigned i) {
+    return (o.getOperand(i).getType().isInteger(32) ? "(uint32_t)"
+                                                     : "(uint64_t)") +
+           x(i);
+  };
   auto cast = [&](const std::string &e) -> llvm::Expected<std::string> {
     auto ty = type(t, &o);
     if (!ty)
@@ -371,7 +378,7 @@ llvm::Expected<std::string> Printer::expr(Operation &o) {
   };
   auto intBinary = [&](const char *sym) -> llvm::Expected<std::string> {
     if (wide)
-      return cast(u64(0) + " " + sym + " " + u64(1));
+      return cast(uns(0) + " " + sym + " " + uns(1));
     return "(" + x(0) + " " + sym + " " + x(1) + ")";
   };
   auto floatBinary = [&](const char *sym,
@@ -387,15 +394,15 @@ llvm::Expected<std::string> Printer::expr(Operation &o) {
   if (isa<arith::MulIOp>(o))
     return intBinary("*");
   if (isa<arith::DivUIOp>(o))
-    return cast(u64(0) + " / " + u64(1));
+    return cast(uns(0) + " / " + uns(1));
   if (isa<arith::RemUIOp>(o))
-    return cast(u64(0) + " % " + u64(1));
+    return cast(uns(0) + " % " + uns(1));
   if (isa<arith::ShRUIOp>(o))
-    return cast(u64(0) + " >> " + x(1));
+    return cast(uns(0) + " >> " + x(1));
   if (isa<arith::ShLIOp>(o))
-    return cast(u64(0) + " << " + x(1));
+    return cast(uns(0) + " << " + x(1));
   if (isa<arith::MinUIOp>(o))
-    return cast("saga_minu(" + u64(0) + ", " + u64(1) + ")");
+    return cast("saga_minu(" + uns(0) + ", " + uns(1) + ")");
   if (isa<arith::AndIOp>(o))
     return cast(x(0) + " & " + x(1));
   if (isa<arith::OrIOp>(o))
@@ -417,7 +424,7 @@ llvm::Expected<std::string> Printer::expr(Operation &o) {
     case P::sge: case P::uge: sym = ">="; break;
     }
     if (unsignedCmp)
-      return "(" + u64(0) + " " + sym + " " + u64(1) + ")";
+      return "(" + uns(0) + " " + sym + " " + uns(1) + ")";
     return "(" + x(0) + " " + sym + " " + x(1) + ")";
   }
   if (auto cmp = dyn_cast<arith::CmpFOp>(o)) {

@@ -46,9 +46,9 @@ bool useStandIn(const char *order = "random") {
 
 /// allclose(rtol = 1e-5, atol = 1e-6 * the reference's largest magnitude)
 /// for every element but at most `outliers` (a share of the elements),
-/// which must still be within 1e-4 of the largest magnitude.
+/// which must still be within `bound` of the largest magnitude.
 void expectClose(const Tensor &got, const Tensor &ref, const std::string &what,
-                 double outliers = 0) {
+                 double outliers = 0, double bound = 1e-4) {
   ASSERT_EQ(got.shape(), ref.shape()) << what;
   ASSERT_EQ(got.dtype(), ref.dtype()) << what;
   if (got.dtype() != DType::F32) {
@@ -79,7 +79,7 @@ void expectClose(const Tensor &got, const Tensor &ref, const std::string &what,
                        "; largest difference " + std::to_string(worst) +
                        " of the largest magnitude";
   EXPECT_LE(double(bad), outliers * double(ref.numElements())) << detail;
-  EXPECT_LE(worst, bad ? 1e-4 : 1e-5) << detail;
+  EXPECT_LE(worst, bad ? bound : 1e-5) << detail;
 }
 
 const char kImageMagic[] = "// SAGA-EMULATED-MODULE 1\n";
@@ -122,15 +122,16 @@ TEST_P(CudaExecutor, MatchesTheCpuBackend) {
     ASSERT_EQ(gotStep->gradients.size(), wantStep->gradients.size());
     // G-GCN's sigmoid gates amplify the last-bit differences of GEMMs
     // (cuBLAS's blocking against the CPU's row blocks) and of the CPU
-    // kernels' fused multiply-adds: up to 3e-5 of the largest gradient
-    // (measured here, LLVM 22.1.8; an earlier build passed at 1e-5).
-    // Every element within 1e-4 of the largest magnitude for it; 1e-5 for
-    // the others.
-    const double outliers =
-        std::string(file) == "ggcn.saga" ? 1.0 : 0.0;
+    // kernels' fused multiply-adds, by how much depends on the dropout
+    // masks: with the 32-bit dropout hash, at most 3e-5 of the largest
+    // gradient for steps seeded 1-4 and 11-12, 1.2e-4 for 7 and 8 (measured
+    // here, LLVM 22.1.8). Every element within 5e-4 of the largest
+    // magnitude for it; 1e-5 for the others.
+    const bool ggcn = std::string(file) == "ggcn.saga";
     for (size_t i = 0; i < wantStep->gradients.size(); ++i)
       expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
-                  "d loss / d " + wantStep->gradients[i].first, outliers);
+                  "d loss / d " + wantStep->gradients[i].first,
+                  ggcn ? 1.0 : 0.0, ggcn ? 5e-4 : 1e-4);
   }
 
 }
@@ -182,13 +183,14 @@ TEST_P(CudaExecutor, RunsTheChunkedPlanUnderABudget) {
     EXPECT_NEAR(gotStep->loss, wantStep->loss, 1e-5 * std::fabs(wantStep->loss));
     // Interval by interval, the GEMMs' rows may round differently in the
     // last bit (a BLAS picks its kernels by the rows' count); through
-    // GGCN's gates that grows to about 3e-5 of the largest gradient (see
-    // MatchesTheCpuBackend). Others: at most 1 % of the elements, each
-    // within 1e-4; G-GCN: every element within 1e-4.
-    const double outliers = std::string(GetParam()) == "ggcn.saga" ? 1.0 : 0.01;
+    // GGCN's gates that grows to 2.9e-4 of the largest gradient at these
+    // seeds' masks (see MatchesTheCpuBackend). Others: at most 1 % of the
+    // elements, each within 1e-4; G-GCN: every element within 5e-4.
+    const bool ggcn = std::string(GetParam()) == "ggcn.saga";
     for (size_t i = 0; i < wantStep->gradients.size(); ++i)
       expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
-                  "d loss / d " + wantStep->gradients[i].first, outliers);
+                  "d loss / d " + wantStep->gradients[i].first,
+                  ggcn ? 1.0 : 0.01, ggcn ? 5e-4 : 1e-4);
     const PlanRunStats &run = gotStep->chunked.run;
     EXPECT_GT(run.transfers.loads, 0);
     EXPECT_EQ(run.transfers.bytesLoaded + run.transfers.bytesStored,
