@@ -61,7 +61,7 @@ void saga::buildLowerToPlanPipeline(OpPassManager &pm,
     pm.addPass(createCSEPass());
   if (enabled("fuse-epilogue"))
     pm.addPass(createSagaFuseMaps());
-  if (enabled("rematerialize")) {
+  if (enabled("rematerialize") && !(options.training && options.miniBatch)) {
     SagaRematerializeOptions remat;
     remat.fuseEpilogues = enabled("fuse-epilogue");
     pm.addPass(createSagaRematerialize(remat));
@@ -81,6 +81,11 @@ struct PlanPipelineOptions
   Option<bool> training{*this, "training",
                         llvm::cl::desc("Keep dropout and append gradients"),
                         llvm::cl::init(false)};
+  Option<bool> miniBatch{
+      *this, "mini-batch",
+      llvm::cl::desc("With training: the plan runs on sampled mini-batches "
+                     "(no rematerialisation)"),
+      llvm::cl::init(false)};
   ListOption<std::string> disable{
       *this, "disable",
       llvm::cl::desc("Optional passes to leave out: operator-motion, "
@@ -104,6 +109,7 @@ void saga::registerAllSagaPasses() {
         PlanOptions plan;
         plan.optLevel = options.optLevel;
         plan.training = options.training;
+        plan.miniBatch = options.miniBatch;
         plan.disabledPasses.assign(options.disable.begin(),
                                    options.disable.end());
         std::string message;

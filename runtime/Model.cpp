@@ -187,7 +187,7 @@ Model::compileSource(llvm::StringRef source, llvm::StringRef name,
     PassManager pm(&ctx);
     buildLowerToPlanPipeline(pm, {options.optLevel, /*training=*/true,
                                   options.disabledPasses,
-                                  options.distributed});
+                                  options.distributed, options.miniBatch});
     if (failed(pm.run(*impl->trainPlan)))
       return llvm::createStringError("compiling the training plan failed:\n" +
                                      messages);

@@ -54,6 +54,9 @@ struct CompileOptions {
   /// epilogue fused into a reversed propagation (its rows are partial sums
   /// until the parts add them up). Results are the same.
   bool distributed = false;
+  /// The training plan runs on sampled mini-batches (MiniBatches): compiled
+  /// for their small buffers (PlanOptions::miniBatch). Results are the same.
+  bool miniBatch = false;
   /// Vertex values of the model body to return from forward() besides the
   /// prediction, by name: the value the name holds at the end of the model
   /// (e.g. `h`, the hidden embeddings). ForwardResult::outputs, in this

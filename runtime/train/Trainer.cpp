@@ -150,7 +150,8 @@ private:
 llvm::Expected<double>
 trainBatches(Model &model, MiniBatches &batches, Optimizer &optimizer,
              const TrainOptions &options, unsigned epoch,
-             std::chrono::steady_clock::time_point start, int64_t &done) {
+             std::chrono::steady_clock::time_point start, int64_t &done,
+             std::vector<std::pair<std::string, double>> &profile) {
   batches.startEpoch(epoch);
   const int64_t total = batches.batchesPerEpoch();
   const uint64_t seed = epochSeed(options.seed, epoch);
@@ -159,6 +160,7 @@ trainBatches(Model &model, MiniBatches &batches, Optimizer &optimizer,
   done = 0;
   while (true) {
     ForwardOptions f = options.execution;
+    f.profile = options.profileBatches;
     auto batch = batches.bindNext(f);
     if (!batch)
       return batch.takeError();
@@ -173,6 +175,12 @@ trainBatches(Model &model, MiniBatches &batches, Optimizer &optimizer,
         return step.takeError();
       gradients = std::move(step->gradients);
       loss = step->loss;
+      // Every batch runs the same plan: its steps add up position-wise.
+      if (profile.empty())
+        profile = std::move(step->profile);
+      else
+        for (size_t k = 0; k < profile.size() && k < step->profile.size(); ++k)
+          profile[k].second += step->profile[k].second;
     } else { // a distributed trainer's empty batch: nothing of its own
       for (const ValueInfo &p : model.params())
         gradients.emplace_back(p.name, Tensor(p.shape));
@@ -276,7 +284,7 @@ saga::train(Model &model, const Split &split, const TrainOptions &options,
     s.epoch = epoch;
     if (options.batches) {
       auto loss = trainBatches(model, *options.batches, optimizer, options,
-                               epoch, start, s.batches);
+                               epoch, start, s.batches, s.batchProfile);
       if (!loss)
         return loss.takeError();
       s.loss = *loss;

@@ -51,6 +51,9 @@ struct TrainOptions {
   /// With batches: called after each batch (epoch, batches done, batches
   /// in the epoch, seconds since the epoch began), for progress lines.
   std::function<void(unsigned, int64_t, int64_t, double)> batchProgress;
+  /// With batches: time every plan step of every mini-batch step
+  /// (EpochStats::batchProfile).
+  bool profileBatches = false;
 };
 
 /// Labels and the split for node classification.
@@ -67,6 +70,9 @@ struct EpochStats {
   ChunkedStats chunked; // the training step's, under a memory budget
   int64_t batches = 0;  // mini-batches trained on (0: full batch)
   double trainSeconds = 0; // of `seconds`: the training steps (no evaluation)
+  /// With TrainOptions::profileBatches: (plan step, seconds) summed over
+  /// the epoch's mini-batch steps, in plan order.
+  std::vector<std::pair<std::string, double>> batchProfile;
 };
 
 struct TrainResult {

@@ -194,14 +194,17 @@ bool selectDevice(Model &m, const RunOptions &options) {
 }
 
 /// Compiles, loads, binds and initialises; prints what it did. Errors are
-/// printed; returns null then.
-std::unique_ptr<Session> open(const RunOptions &options, bool training) {
+/// printed; returns null then. `miniBatch`: the training plan runs on
+/// sampled mini-batches (CompileOptions::miniBatch).
+std::unique_ptr<Session> open(const RunOptions &options, bool training,
+                              bool miniBatch = false) {
   auto session = std::make_unique<Session>();
   CompileOptions co;
   co.threads = options.threads;
   co.optLevel = options.optLevel;
   co.disabledPasses = options.disabledPasses;
   co.training = training;
+  co.miniBatch = miniBatch;
   for (const auto &[name, file] : options.outputs)
     if (name != "out")
       co.outputs.push_back(name);
@@ -458,7 +461,8 @@ int saga::runForward(const RunOptions &options) {
 }
 
 int saga::runTrain(const TrainCommandOptions &options) {
-  std::unique_ptr<Session> session = open(options.run, /*training=*/true);
+  std::unique_ptr<Session> session =
+      open(options.run, /*training=*/true, options.batches.batchSize > 0);
   if (!session)
     return 1;
   // Moved: on a large graph a second copy of the labels and splits is
@@ -497,6 +501,7 @@ int saga::runTrain(const TrainCommandOptions &options) {
       return fail(made.takeError());
     batches = std::move(*made);
     t.batches = batches.get();
+    t.profileBatches = options.run.profile;
     std::string fanouts;
     for (int64_t f : options.batches.fanouts)
       fanouts += (fanouts.empty() ? "" : ",") + std::to_string(f);
@@ -607,7 +612,21 @@ int saga::runTrain(const TrainCommandOptions &options) {
   if (options.run.memoryBudget > 0 && !result->history.empty())
     printChunked(result->history.back().chunked, options.run.memoryBudget);
   printFileReads(*session);
-  if (options.run.profile) {
+  if (options.run.profile && t.batches && !result->history.empty()) {
+    // The last epoch's mini-batch steps, each plan step's mean per batch.
+    const EpochStats &last = result->history.back();
+    double sum = 0;
+    for (const auto &[what, seconds] : last.batchProfile)
+      sum += seconds;
+    const double n = double(std::max<int64_t>(1, last.batches));
+    llvm::outs() << llvm::format(
+        "mini-batch step (forward with dropout + backward), mean of %lld "
+        "batches: %.3f ms in plan steps\n",
+        (long long)last.batches, sum / n * 1e3);
+    for (const auto &[what, seconds] : last.batchProfile)
+      llvm::outs() << llvm::format("  %8.3f ms  %s\n", seconds / n * 1e3,
+                                   what.c_str());
+  } else if (options.run.profile) {
     // One more training step at the trained parameters, timed per plan
     // step; it computes gradients but applies none.
     ForwardOptions fo;

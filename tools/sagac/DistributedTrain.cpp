@@ -210,6 +210,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   co.disabledPasses = o.disabledPasses;
   co.training = true;
   co.distributed = true;
+  co.miniBatch = options.batches.batchSize > 0;
   auto compiled = Model::compileFile(o.model, co);
   if (!compiled)
     return fail(compiled.takeError());

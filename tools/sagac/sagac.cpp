@@ -124,7 +124,8 @@ cl::opt<saga::RunOptions::Reorder> reorder(
 cl::opt<bool> profile(
     "profile",
     cl::desc("Print the time of every plan step (train: of one more "
-             "training step after the last epoch)"),
+             "training step after the last epoch; with --batch-size: "
+             "per mini-batch, averaged over the last epoch's batches)"),
     cl::init(false), cl::sub(runCommand), cl::sub(trainCommand));
 cl::list<std::string> outputFiles(
     "output",
