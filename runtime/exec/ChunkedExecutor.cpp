@@ -373,13 +373,8 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
                   int(n));
     });
     if (last) {
-      float *dw = reinterpret_cast<float *>(addr(lw.getResult(), j, r));
-      for (int64_t e = 0; e < kk * n; ++e) {
-        float s = 0;
-        for (int64_t t = 0; t < count; ++t)
-          s += partial[size_t(t * kk * n + e)];
-        dw[e] = s;
-      }
+      sumSlices(partial.data(), count, kk * n,
+                reinterpret_cast<float *>(addr(lw.getResult(), j, r)));
     }
     return llvm::Error::success();
   }

@@ -763,20 +763,16 @@ llvm::Error Run::gradients(Operation *op) {
     int64_t k = x->rowSize(), n = dy->rowSize(),
             blocks = int64_t(rowBlocks.size()) - 1;
     int64_t slices = std::max<int64_t>(1, std::min(blocks, kWeightGradSlices));
-    std::vector<float> partial(slices * k * n);
+    // Every slice's product is written whole (beta 0): no zeroing first.
+    std::unique_ptr<float[]> partial(new float[size_t(slices * k * n)]);
     ctx.pool->parallelFor(slices, [&](int64_t t) {
       int64_t begin = rowBlocks[t * blocks / slices],
               rows = rowBlocks[(t + 1) * blocks / slices] - begin;
       cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, rows, 1.0f,
                   x->f32() + begin * k, k, dy->f32() + begin * n, n, 0.0f,
-                  partial.data() + t * k * n, n);
+                  partial.get() + t * k * n, n);
     });
-    for (int64_t i = 0; i < k * n; ++i) {
-      float s = 0;
-      for (int64_t t = 0; t < slices; ++t)
-        s += partial[t * k * n + i];
-      dw->f32()[i] = s;
-    }
+    sumSlices(partial.get(), slices, k * n, dw->f32());
     return sumOverParts(dw->f32(), dw->numElements());
   }
   auto ce = cast<CrossEntropyGradOp>(op);
@@ -784,8 +780,14 @@ llvm::Error Run::gradients(Operation *op) {
   float g = lookup(ce.getGrad())->f32()[0];
   Tensor *d = allocate(ce.getResult());
   int64_t c = logits->rowSize();
-  std::fill(d->f32(), d->f32() + d->numElements(), 0.0f);
   std::vector<int32_t> rows = lossRows(logits->rows());
+  // Zeros on the rows this op makes (on a sampled batch, the seeds: rows
+  // past them are zeroed where read, zeroPastExtent), the loss rows then
+  // written; all rows if a loss row lies past them.
+  int64_t made = extents ? blocksOf(op, kMapBlocks).back() : d->rows();
+  if (llvm::any_of(rows, [&](int32_t v) { return v >= made; }))
+    made = d->rows();
+  std::fill(d->f32(), d->f32() + made * c, 0.0f);
   double count = 0;
   for (int32_t v : rows)
     count += labels->i32()[v] >= 0 && labels->i32()[v] < c;

@@ -124,7 +124,8 @@ std::optional<RowExtents> saga::rowExtents(ModelOp plan, int64_t layers) {
       continue;
     }
     if (auto ce = dyn_cast<CrossEntropyGradOp>(op)) {
-      // Written whole (zeros off the loss rows).
+      // Made on the seeds; zeros past them where later ops read (zeroFill).
+      x.opLevel[&op] = 0;
       require(ce.getLogits(), 0);
       require(ce.getLabels(), 0);
       continue;
@@ -162,8 +163,12 @@ std::optional<RowExtents> saga::rowExtents(ModelOp plan, int64_t layers) {
       KernelShape k = shapeOf(launch);
       for (auto [i, v] : llvm::enumerate(op.getOperands())) {
         bool atOther = k.atOtherEnd(i);
-        // A reversed propagation reads at every target of its rows' edges.
-        require(v, !atOther ? level : k.reversed ? all : level + 1);
+        // A reversed propagation reads at the targets of its rows' edges:
+        // rows with a sample (within layers - 1 hops), or a row itself
+        // through its self loop.
+        require(v, !atOther    ? level
+                   : k.reversed ? std::max(level, all - 1)
+                                : level + 1);
       }
       continue;
     }

@@ -22,7 +22,12 @@
 // An op computes the most rows its results need, a gradient no farther
 // than its support. Rows past a value's computed extent that a later op
 // still reads (a gradient past its support, read by a reversed propagation
-// at every target) are zeros: `zeroFill`.
+// at the targets of its rows' edges) are zeros: `zeroFill`. Only rows within
+// layers - 1 hops have sampled in-edges, so those targets lie within them
+// (or are the row itself, through a self loop).
+//
+// The loss gradient is made on the seeds and zeroed past them only where a
+// later op reads.
 //
 // Plans with values per edge (unfused propagation) have no row structure
 // per edge: they get no extents and run every row.

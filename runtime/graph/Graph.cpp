@@ -14,6 +14,7 @@
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/MemoryLimit.h"
 
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -147,6 +148,102 @@ Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
   for (size_t i = 0; i < E; ++i)
     g.outTargets[i] = dstOf(g.outEdgeIds[i]);
 
+  return g;
+}
+
+Graph Graph::buildGrouped(int32_t numVertices,
+                          const std::vector<int64_t> &rowEdges,
+                          const std::vector<int32_t> &src, bool addSelfLoops) {
+  const int64_t rows = int64_t(rowEdges.size()) - 1;
+  const int64_t numInput = int64_t(src.size());
+  if (numVertices < 0 || rows < 0 || rows > numVertices || rowEdges[0] != 0 ||
+      rowEdges.back() != numInput)
+    llvm::report_fatal_error("saga::Graph::buildGrouped: row offsets do not "
+                             "cover the edges of at most numVertices rows");
+  for (int64_t r = 0; r < rows; ++r)
+    if (rowEdges[size_t(r + 1)] < rowEdges[size_t(r)])
+      llvm::report_fatal_error("saga::Graph::buildGrouped: row offsets "
+                               "decrease at row " + llvm::Twine(r));
+  for (int64_t e = 0; e < numInput; ++e)
+    if (src[size_t(e)] < 0 || src[size_t(e)] >= numVertices)
+      llvm::report_fatal_error(
+          ("saga::Graph::buildGrouped: edge " + std::to_string(e) +
+           " has source " + std::to_string(src[size_t(e)]) + " outside [0, " +
+           std::to_string(numVertices) + ")")
+              .c_str());
+  if (std::string why = buildError(numVertices, numInput, addSelfLoops);
+      !why.empty())
+    llvm::report_fatal_error(("saga::Graph::buildGrouped: " + why).c_str());
+
+  Graph g;
+  g.numVertices = numVertices;
+  g.selfLoops = addSelfLoops;
+  const size_t V = size_t(numVertices);
+  const int64_t numEdges = numInput + (addSelfLoops ? numVertices : 0);
+  g.numEdges = numEdges;
+  const size_t E = size_t(numEdges);
+
+  // The in-CSR, (dst, src, id): each row's edges in id order (the loop's id
+  // after all input ids), stably sorted by source.
+  g.inOffsets.resize(V + 1);
+  g.inSources.resize(E);
+  g.inEdgeIds.resize(E);
+  g.outOffsets.assign(V + 1, 0);
+  int64_t at = 0;
+  for (size_t v = 0; v < V; ++v) {
+    g.inOffsets[v] = at;
+    const int64_t begin = int64_t(v) < rows ? rowEdges[v] : 0,
+                  end = int64_t(v) < rows ? rowEdges[v + 1] : 0;
+    const int64_t first = at;
+    auto place = [&](int32_t s, int32_t id) {
+      // Insertion: rows hold a fan-out's few edges.
+      int64_t i = at++;
+      while (i > first && g.inSources[size_t(i - 1)] > s) {
+        g.inSources[size_t(i)] = g.inSources[size_t(i - 1)];
+        g.inEdgeIds[size_t(i)] = g.inEdgeIds[size_t(i - 1)];
+        --i;
+      }
+      g.inSources[size_t(i)] = s;
+      g.inEdgeIds[size_t(i)] = id;
+      ++g.outOffsets[size_t(s) + 1];
+    };
+    if (end - begin > 64) { // a long row: sort it whole
+      for (int64_t e = begin; e < end; ++e) {
+        g.inSources[size_t(at)] = src[size_t(e)];
+        g.inEdgeIds[size_t(at++)] = int32_t(e);
+        ++g.outOffsets[size_t(src[size_t(e)]) + 1];
+      }
+      std::vector<std::pair<int32_t, int32_t>> row;
+      for (int64_t i = first; i < at; ++i)
+        row.emplace_back(g.inSources[size_t(i)], g.inEdgeIds[size_t(i)]);
+      std::stable_sort(row.begin(), row.end(),
+                       [](auto a, auto b) { return a.first < b.first; });
+      for (size_t i = 0; i < row.size(); ++i) {
+        g.inSources[size_t(first) + i] = row[i].first;
+        g.inEdgeIds[size_t(first) + i] = row[i].second;
+      }
+      if (addSelfLoops)
+        place(int32_t(v), int32_t(numInput + int64_t(v)));
+    } else {
+      for (int64_t e = begin; e < end; ++e)
+        place(src[size_t(e)], int32_t(e));
+      if (addSelfLoops)
+        place(int32_t(v), int32_t(numInput + int64_t(v)));
+    }
+  }
+  g.inOffsets[V] = at;
+  prefixSum(g.outOffsets);
+
+  // The out-CSR, (src, dst, id): the in-CSR stably by source.
+  std::vector<int64_t> cursor(g.outOffsets.begin(), g.outOffsets.end() - 1);
+  g.outEdgeIds.resize(E);
+  g.outTargets.resize(E);
+  for (size_t v = 0; v < V; ++v)
+    for (int64_t i = g.inOffsets[v]; i < g.inOffsets[v + 1]; ++i) {
+      int64_t o = cursor[size_t(g.inSources[size_t(i)])]++;
+      g.outEdgeIds[size_t(o)] = g.inEdgeIds[size_t(i)];
+      g.outTargets[size_t(o)] = int32_t(v);
+    }
   return g;
 }
 

@@ -59,6 +59,16 @@ struct Graph {
   static Graph build(int32_t numVertices, const std::vector<int32_t> &src,
                      const std::vector<int32_t> &dst, bool addSelfLoops);
 
+  /// The graph `build` makes from edges grouped by destination: rows
+  /// [0, rowEdges.size() - 1) have in-edges src[rowEdges[r]] ..
+  /// src[rowEdges[r + 1] - 1] (edge ids their positions), the rows after
+  /// them none. Sorts each row's few edges in place of build's three
+  /// passes over all of them: a sampled mini-batch's graph, every batch.
+  static Graph buildGrouped(int32_t numVertices,
+                            const std::vector<int64_t> &rowEdges,
+                            const std::vector<int32_t> &src,
+                            bool addSelfLoops);
+
   int64_t inDegree(int32_t v) const { return inOffsets[v + 1] - inOffsets[v]; }
   /// In-degrees as floats (the `v.deg` of the language).
   std::vector<float> inDegrees() const;

@@ -51,7 +51,8 @@ uint64_t saturatingMul(uint64_t a, uint64_t b);
 uint64_t saturatingAdd(uint64_t a, uint64_t b);
 
 /// Success when `bytes` fit in availableMemory(); otherwise "<what> needs
-/// N; M is available (bound by ...)".
+/// N; M is available (bound by ...)". Requests under 64 MiB pass unchecked
+/// unless SAGA_AVAILABLE_MEMORY is set.
 llvm::Error checkMemory(uint64_t bytes, const llvm::Twine &what);
 
 } // namespace saga

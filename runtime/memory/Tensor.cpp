@@ -6,6 +6,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <iterator>
 #include <cstring>
@@ -101,6 +102,12 @@ void Tensor::Free::operator()(uint32_t *p) const {
 Tensor::Tensor(std::vector<int64_t> shape, DType dtype)
     : Tensor(std::move(shape), dtype, /*zero=*/true) {}
 
+namespace {
+std::atomic<bool> poison{false};
+} // namespace
+
+void Tensor::poisonUninitialized(bool on) { poison = on; }
+
 Tensor Tensor::uninitialized(std::vector<int64_t> shape, DType dtype) {
   return Tensor(std::move(shape), dtype, /*zero=*/false);
 }
@@ -124,8 +131,8 @@ Tensor::Tensor(std::vector<int64_t> shape, DType dtype, bool zero)
     if (huge)
       madvise(p, rounded, MADV_HUGEPAGE);
   }
-  if (zero)
-    std::memset(p, 0, bytes);
+  if (zero || poison.load(std::memory_order_relaxed))
+    std::memset(p, zero ? 0 : 0xFF, bytes);
   data_ = std::unique_ptr<uint32_t[], Free>(p, Free(cached ? rounded : 0));
 }
 

@@ -26,6 +26,9 @@ public:
   /// Storage left uninitialised, for results a kernel overwrites entirely.
   static Tensor uninitialized(std::vector<int64_t> shape,
                               DType dtype = DType::F32);
+  /// For tests: fill uninitialised storage with NaN bits (0xFFFFFFFF), so
+  /// that a kernel reading rows nobody wrote shows in its results.
+  static void poisonUninitialized(bool on);
   /// `other`'s storage, not owned: valid while `other` lives and keeps
   /// its storage (a whole graph's inputs lent to a model between
   /// mini-batches, runtime/sample/MiniBatches.h). Copies of it own copies.

@@ -41,39 +41,58 @@ NeighborSampler::NeighborSampler(const Graph &graph,
                                  std::vector<int64_t> fanouts, uint64_t seed)
     : g(graph), fanouts_(std::move(fanouts)), seed(seed) {}
 
-void NeighborSampler::choose(int32_t v, int64_t fanout, uint64_t batchKey,
-                             std::vector<int64_t> &positions) const {
-  positions.clear();
-  const int64_t begin = g.inOffsets[size_t(v)], end = g.inOffsets[size_t(v) + 1];
-  // The added self loop (the graph's, not the data's) is no candidate: it
-  // is v's last in-edge from v (ids of added loops follow the data's).
-  int64_t loop = -1;
-  if (g.selfLoops) {
-    auto first = g.inSources.begin() + begin, last = g.inSources.begin() + end;
-    loop = (std::upper_bound(first, last, v) - g.inSources.begin()) - 1;
-  }
-  const int64_t d = end - begin - (loop >= 0 ? 1 : 0);
-  auto position = [&](int64_t i) {
-    int64_t p = begin + i;
-    return loop >= 0 && p >= loop ? p + 1 : p;
-  };
+int64_t NeighborSampler::candidates(int32_t v) const {
+  return g.inDegree(v) - (g.selfLoops ? 1 : 0);
+}
+
+void NeighborSampler::drawIndexes(int32_t v, int64_t d, int64_t fanout,
+                                  uint64_t batchKey, int64_t *out) const {
   if (fanout < 0 || fanout >= d) {
     for (int64_t i = 0; i < d; ++i)
-      positions.push_back(position(i));
+      out[i] = i;
     return;
   }
   // Floyd's algorithm: a uniform k-subset of [0, d) in k draws.
   Stream s{mix(seed ^ mix(batchKey + 0x632be59bd9b4e019ULL) ^
                mix(uint64_t(v) + 0x8cb92ba72f3d8dd7ULL))};
+  int64_t n = 0;
   for (int64_t j = d - fanout; j < d; ++j) {
     int64_t t = int64_t(s.below(uint64_t(j + 1)));
-    bool taken = std::find(positions.begin(), positions.end(), t) !=
-                 positions.end();
-    positions.push_back(taken ? j : t);
+    bool taken = std::find(out, out + n, t) != out + n;
+    out[n++] = taken ? j : t;
   }
-  std::sort(positions.begin(), positions.end());
-  for (int64_t &p : positions)
-    p = position(p);
+  std::sort(out, out + n);
+}
+
+void NeighborSampler::mapIndexes(int32_t v, int64_t *picks, int64_t n,
+                                 bool sources) const {
+  const int64_t begin = g.inOffsets[size_t(v)], end = g.inOffsets[size_t(v) + 1];
+  int64_t swapped = -1;
+  for (int64_t j = 0; j < n; ++j) {
+    int64_t p = begin + picks[j];
+    int32_t u = g.inSources[size_t(p)];
+    // The added loop is v's last in-edge from v (sources ascend; its id
+    // follows the data's): index p stands for the row's last position
+    // instead, which no index reaches (indexes stop one short of the end).
+    if (g.selfLoops && u == v &&
+        (p + 1 == end || g.inSources[size_t(p) + 1] != v)) {
+      p = end - 1;
+      u = g.inSources[size_t(p)];
+      swapped = j;
+    }
+    picks[j] = sources ? int64_t(u) : p;
+  }
+  if (swapped >= 0) // the last position goes last: positions ascend
+    std::rotate(picks + swapped, picks + swapped + 1, picks + n);
+}
+
+void NeighborSampler::choose(int32_t v, int64_t fanout, uint64_t batchKey,
+                             std::vector<int64_t> &positions) const {
+  const int64_t d = candidates(v);
+  positions.resize(size_t(fanout < 0 ? d : std::min(d, fanout)));
+  drawIndexes(v, d, fanout, batchKey, positions.data());
+  mapIndexes(v, positions.data(), int64_t(positions.size()),
+             /*sources=*/false);
 }
 
 SampledBatch NeighborSampler::sample(const std::vector<int32_t> &seeds,
@@ -109,23 +128,43 @@ SampledBatch NeighborSampler::sample(const std::vector<int32_t> &seeds,
     // Each frontier vertex's draw, in parallel, into its slice of `picks`
     // (as source vertex ids).
     offsets.assign(size_t(to - from) + 1, 0);
+    // Each frontier vertex's offsets are a cache miss: fetched ahead.
+    constexpr int64_t kOffsetsAhead = 16;
     for (int64_t r = from; r < to; ++r) {
-      int32_t v = b.vertices[size_t(r)];
-      int64_t d = g.inDegree(v) - (g.selfLoops ? 1 : 0);
+      if (r + kOffsetsAhead < to)
+        __builtin_prefetch(
+            &g.inOffsets[size_t(b.vertices[size_t(r + kOffsetsAhead)])]);
+      int64_t d = candidates(b.vertices[size_t(r)]);
       offsets[size_t(r - from) + 1] =
           offsets[size_t(r - from)] + (fanout < 0 ? d : std::min(d, fanout));
     }
     picks.resize(size_t(offsets.back()));
     auto task = [&](int64_t t) {
-      std::vector<int64_t> positions;
-      int64_t lo = from + t * kVerticesPerTask,
-              hi = std::min(to, lo + kVerticesPerTask);
+      const int64_t lo = from + t * kVerticesPerTask,
+                    hi = std::min(to, lo + kVerticesPerTask);
+      // Every row's draw first (indexes into its candidates; no memory but
+      // the offsets, cached by the count above), ...
       for (int64_t r = lo; r < hi; ++r) {
-        choose(b.vertices[size_t(r)], fanout, batchKey, positions);
-        // The drawn sources' ids (independent loads, here in parallel).
-        int64_t at = offsets[size_t(r - from)];
-        for (int64_t p : positions)
-          picks[size_t(at++)] = g.inSources[size_t(p)];
+        int32_t v = b.vertices[size_t(r)];
+        drawIndexes(v, candidates(v), fanout, batchKey,
+                    &picks[size_t(offsets[size_t(r - from)])]);
+      }
+      // ... then their sources: a cache miss each, fetched two rows ahead.
+      constexpr int64_t kRowsAhead = 2;
+      auto fetch = [&](int64_t r) {
+        const int64_t begin = g.inOffsets[size_t(b.vertices[size_t(r)])];
+        for (int64_t i = offsets[size_t(r - from)];
+             i < offsets[size_t(r - from) + 1]; ++i)
+          __builtin_prefetch(&g.inSources[size_t(begin + picks[size_t(i)])]);
+      };
+      for (int64_t r = lo; r < std::min(hi, lo + kRowsAhead); ++r)
+        fetch(r);
+      for (int64_t r = lo; r < hi; ++r) {
+        if (r + kRowsAhead < hi)
+          fetch(r + kRowsAhead);
+        const int64_t at = offsets[size_t(r - from)];
+        mapIndexes(b.vertices[size_t(r)], &picks[size_t(at)],
+                   offsets[size_t(r - from) + 1] - at, /*sources=*/true);
       }
     };
     int64_t tasks = (to - from + kVerticesPerTask - 1) / kVerticesPerTask;
@@ -138,6 +177,10 @@ SampledBatch NeighborSampler::sample(const std::vector<int32_t> &seeds,
     // Each source's entry in `seen` is a cache miss: fetched ahead.
     constexpr int64_t kAhead = 16;
     const int64_t drawn = int64_t(picks.size());
+    b.vertices.reserve(b.vertices.size() + size_t(drawn));
+    b.src.reserve(b.src.size() + size_t(drawn));
+    b.dst.reserve(b.dst.size() + size_t(drawn));
+    b.dstEdges.reserve(b.dstEdges.size() + size_t(to - from));
     for (int64_t r = from; r < to; ++r) {
       for (int64_t i = offsets[size_t(r - from)];
            i < offsets[size_t(r - from) + 1]; ++i) {

@@ -80,6 +80,19 @@ public:
               std::vector<int64_t> &positions) const;
 
 private:
+  /// v's in-edges that may be drawn (not the added self loop).
+  int64_t candidates(int32_t v) const;
+  /// v's draw with `fanout` from its d candidates: indexes in [0, d),
+  /// ascending, min(d, fanout) of them (all d with -1) into `out`.
+  void drawIndexes(int32_t v, int64_t d, int64_t fanout, uint64_t batchKey,
+                   int64_t *out) const;
+  /// The n indexes of v's draw in `picks` to in-CSR positions (`sources`:
+  /// to their source vertices), in place. Index i is position begin + i,
+  /// except that the added self loop's position stands for the row's last
+  /// one: a bijection onto the candidates that needs no search for the
+  /// loop (a binary search over a hub's sources was a chain of misses).
+  void mapIndexes(int32_t v, int64_t *picks, int64_t n, bool sources) const;
+
   const Graph &g;
   std::vector<int64_t> fanouts_;
   uint64_t seed;

@@ -234,6 +234,42 @@ TEST(Graph, RandomMultigraphsMatchReference) {
   }
 }
 
+// buildGrouped (edges already grouped by destination row, as a sampled
+// mini-batch has them) makes exactly the graph build makes: rows of a few
+// edges and long ones (sorted whole), multi-edges, loops, edgeless rows in
+// the middle and at the end.
+TEST(Graph, GroupedEdgesBuildTheSameGraph) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 40; ++trial) {
+    int32_t n = 1 + int32_t(rng() % 120);
+    int32_t rows = int32_t(rng() % (n + 1));
+    std::vector<int64_t> rowEdges{0};
+    std::vector<int32_t> src, dst;
+    for (int32_t r = 0; r < rows; ++r) {
+      size_t d = rng() % 5 == 0 ? 0 : rng() % 4 == 0 ? 65 + rng() % 100
+                                                     : rng() % 30;
+      for (size_t i = 0; i < d; ++i) {
+        src.push_back(int32_t(rng() % uint32_t(std::max(1, n / 3))));
+        dst.push_back(r);
+      }
+      rowEdges.push_back(int64_t(src.size()));
+    }
+    for (bool loops : {false, true}) {
+      Graph a = Graph::build(n, src, dst, loops);
+      Graph b = Graph::buildGrouped(n, rowEdges, src, loops);
+      ASSERT_EQ(b.numVertices, a.numVertices);
+      ASSERT_EQ(b.numEdges, a.numEdges);
+      EXPECT_EQ(b.selfLoops, a.selfLoops);
+      EXPECT_EQ(b.inOffsets, a.inOffsets) << "trial " << trial;
+      EXPECT_EQ(b.inSources, a.inSources) << "trial " << trial;
+      EXPECT_EQ(b.inEdgeIds, a.inEdgeIds) << "trial " << trial;
+      EXPECT_EQ(b.outOffsets, a.outOffsets) << "trial " << trial;
+      EXPECT_EQ(b.outTargets, a.outTargets) << "trial " << trial;
+      EXPECT_EQ(b.outEdgeIds, a.outEdgeIds) << "trial " << trial;
+    }
+  }
+}
+
 // The size limit of 32-bit edge ids counts the self loops build adds.
 TEST(Graph, SizeErrorCountsSelfLoops) {
   EXPECT_EQ(Graph::sizeError(10, Graph::kMaxEdges - 10, true), "");
@@ -250,6 +286,14 @@ TEST(GraphDeathTest, OutOfRangeIdsAbort) {
   EXPECT_DEATH(Graph::build(2, {0}, {2}, false), "outside \\[0, 2\\)");
   EXPECT_DEATH(Graph::build(2, {-1}, {0}, false), "outside \\[0, 2\\)");
   EXPECT_DEATH(Graph::build(2, {0, 1}, {1}, false), "differ in size");
+  EXPECT_DEATH(Graph::buildGrouped(2, {0, 1}, {2}, false),
+               "source 2 outside \\[0, 2\\)");
+  EXPECT_DEATH(Graph::buildGrouped(2, {0, 2}, {0}, false),
+               "do not cover the edges");
+  EXPECT_DEATH(Graph::buildGrouped(2, {0, 1, 0, 1}, {0}, false),
+               "do not cover the edges");
+  EXPECT_DEATH(Graph::buildGrouped(3, {0, 1, 0, 1}, {0}, false),
+               "decrease at row 1");
 }
 
 TEST(Tensor, ShapeAndStorage) {
