@@ -1,6 +1,7 @@
 //===- MiniBatches.cpp - sampled mini-batches bound to a model ------------===//
 
 #include "runtime/sample/MiniBatches.h"
+#include "runtime/memory/HugePages.h"
 
 #include "runtime/Timing.h"
 #include "runtime/distributed/Distribution.h"
@@ -37,6 +38,10 @@ MiniBatches::create(Model &model, const Graph &whole,
   b->localRows = std::make_unique<LocalBatchRows>(b->features);
   b->rows = b->localRows.get();
   b->batchLabels = b->labels.i32();
+  // Every batch reads scattered rows of these: on huge pages they miss the
+  // TLB far less.
+  adviseHugePages(b->features.f32(), size_t(b->features.numElements()) * 4);
+  adviseHugePages(b->labels.i32(), size_t(b->labels.numElements()) * 4);
   // Bound again until the first batch.
   b->wholeBound = false;
   if (llvm::Error e = b->bindWhole())
@@ -126,7 +131,15 @@ MiniBatches::MiniBatches(Model &model, const Graph &whole,
       train(std::move(train)), options(options), seed(seed),
       wholeDegrees(structure.inDegrees()),
       sampler(structure, options.fanouts, seed),
-      pool(std::max(1u, options.samplerThreads)) {}
+      pool(std::max(1u, options.samplerThreads)) {
+  // The sampler reads scattered offsets and sources every batch, the
+  // loader scattered degrees.
+  adviseHugePages(structure.inOffsets.data(),
+                  structure.inOffsets.size() * sizeof(int64_t));
+  adviseHugePages(structure.inSources.data(),
+                  structure.inSources.size() * sizeof(int32_t));
+  adviseHugePages(wholeDegrees.data(), wholeDegrees.size() * sizeof(float));
+}
 
 MiniBatches::~MiniBatches() {
   stopLoader();

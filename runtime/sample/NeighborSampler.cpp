@@ -3,6 +3,7 @@
 #include "runtime/sample/NeighborSampler.h"
 
 #include "runtime/exec/ThreadPool.h"
+#include "runtime/memory/HugePages.h"
 
 #include <algorithm>
 
@@ -99,6 +100,7 @@ SampledBatch NeighborSampler::sample(const std::vector<int32_t> &seeds,
                                      uint64_t batchKey, ThreadPool *pool) {
   if (seen.size() != size_t(g.numVertices)) {
     seen.assign(size_t(g.numVertices), Seen{0, 0});
+    adviseHugePages(seen.data(), seen.size() * sizeof(Seen));
     generation = 0;
   }
   if (++generation == 0) { // wrapped: no stale stamp may match
