@@ -26,9 +26,11 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SetVector.h"
 
+#include <array>
 #include <limits>
 
 using namespace mlir;
@@ -393,6 +395,20 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
       return arith::ConstantOp::create(b, loc,
                                        b.getI32IntegerAttr(int32_t(v)));
     };
+    auto c64v = [&](uint64_t v) -> Value { return c64(v); };
+    auto c32u = [&](uint64_t v) -> Value { return c32(uint32_t(v)); };
+    // h ^= h >> s1; h *= m1; h ^= h >> s2; h *= m2; h ^= h >> s3 (SplitMix64's
+    // and MurmurHash3's finalisers, with their shifts and multipliers).
+    auto finalise = [&](Value h, llvm::function_ref<Value(uint64_t)> c,
+                        std::array<uint64_t, 3> s, std::array<uint64_t, 2> m) {
+      auto xorShift = [&](Value v, uint64_t by) -> Value {
+        return arith::XOrIOp::create(b, loc, v,
+                                     arith::ShRUIOp::create(b, loc, v, c(by)));
+      };
+      h = arith::MulIOp::create(b, loc, xorShift(h, s[0]), c(m[0]));
+      h = arith::MulIOp::create(b, loc, xorShift(h, s[1]), c(m[1]));
+      return xorShift(h, s[2]);
+    };
     Value h64 = arith::XOrIOp::create(
         b, loc, arith::MulIOp::create(b, loc, seed, c64(0x9e3779b97f4a7c15ULL)),
         c64(key * 0xbf58476d1ce4e5b9ULL + 1));
@@ -400,14 +416,8 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
         b, loc, arith::IndexCastOp::create(b, loc, i64, row),
         c64(0x94d049bb133111ebULL));
     h64 = arith::XOrIOp::create(b, loc, h64, rowBits);
-    // splitmix64 finaliser
-    h64 = arith::MulIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, h64, arith::ShRUIOp::create(b, loc, h64, c64(30))),
-        c64(0xbf58476d1ce4e5b9ULL));
-    h64 = arith::MulIOp::create(
-        b, loc, arith::XOrIOp::create(b, loc, h64, arith::ShRUIOp::create(b, loc, h64, c64(27))),
-        c64(0x94d049bb133111ebULL));
-    h64 = arith::XOrIOp::create(b, loc, h64, arith::ShRUIOp::create(b, loc, h64, c64(31)));
+    h64 = finalise(h64, c64v, {30, 27, 31},
+                   {0xbf58476d1ce4e5b9ULL, 0x94d049bb133111ebULL});
     Value base = arith::TruncIOp::create(
         b, loc, i32,
         arith::XOrIOp::create(b, loc, h64,
@@ -420,14 +430,7 @@ FailureOr<RowVal> Emitter::emitOp(Operation &op,
           b, loc, base,
           arith::MulIOp::create(b, loc, arith::IndexCastOp::create(b, loc, i32, i),
                                 c32(0x9e3779b9u)));
-      // MurmurHash3 fmix32
-      h = arith::MulIOp::create(
-          b, loc, arith::XOrIOp::create(b, loc, h, arith::ShRUIOp::create(b, loc, h, c32(16))),
-          c32(0x85ebca6bu));
-      h = arith::MulIOp::create(
-          b, loc, arith::XOrIOp::create(b, loc, h, arith::ShRUIOp::create(b, loc, h, c32(13))),
-          c32(0xc2b2ae35u));
-      h = arith::XOrIOp::create(b, loc, h, arith::ShRUIOp::create(b, loc, h, c32(16)));
+      h = finalise(h, c32u, {16, 13, 16}, {0x85ebca6bu, 0xc2b2ae35u});
       Value top = arith::ShRUIOp::create(b, loc, h, c32(8));
       Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, top,
                                          c32(threshold));
