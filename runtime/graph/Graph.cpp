@@ -31,6 +31,21 @@ void prefixSum(std::vector<int64_t> &offsets) {
   for (size_t v = 1; v < offsets.size(); ++v)
     offsets[v] += offsets[v - 1];
 }
+
+/// The out-CSR, (src, dst, id), from the in-CSR, (dst, src, id), and the
+/// out-degree offsets: the in-CSR's entries stably by source.
+void fillOutOrder(Graph &g) {
+  const size_t V = size_t(g.numVertices), E = size_t(g.numEdges);
+  std::vector<int64_t> cursor(g.outOffsets.begin(), g.outOffsets.end() - 1);
+  g.outEdgeIds.resize(E);
+  g.outTargets.resize(E);
+  for (size_t v = 0; v < V; ++v)
+    for (int64_t i = g.inOffsets[v]; i < g.inOffsets[v + 1]; ++i) {
+      int64_t o = cursor[size_t(g.inSources[size_t(i)])]++;
+      g.outEdgeIds[size_t(o)] = g.inEdgeIds[size_t(i)];
+      g.outTargets[size_t(o)] = int32_t(v);
+    }
+}
 } // namespace
 
 std::string Graph::sizeError(int64_t numVertices, int64_t numInput,
@@ -138,16 +153,11 @@ Graph Graph::build(int32_t numVertices, const std::vector<int32_t> &src,
   for (size_t i = 0; i < E; ++i)
     g.inSources[i] = srcOf(g.inEdgeIds[i]);
 
-  // 3. the in-order by source, stable: (src, dst, id). Reuses bySrc's memory.
-  std::vector<int32_t> &out = bySrc;
-  std::copy(g.outOffsets.begin(), g.outOffsets.end() - 1, cursor.begin());
-  for (int32_t e : g.inEdgeIds)
-    out[cursor[srcOf(e)]++] = e;
-  g.outEdgeIds = std::move(out);
-  g.outTargets.resize(E);
-  for (size_t i = 0; i < E; ++i)
-    g.outTargets[i] = dstOf(g.outEdgeIds[i]);
-
+  // 3. the in-order by source, stable: (src, dst, id); bySrc's and the
+  // cursors' memory released first, so the peak stays buildBytes.
+  std::vector<int32_t>().swap(bySrc);
+  std::vector<int64_t>().swap(cursor);
+  fillOutOrder(g);
   return g;
 }
 
@@ -207,43 +217,28 @@ Graph Graph::buildGrouped(int32_t numVertices,
       g.inEdgeIds[size_t(i)] = id;
       ++g.outOffsets[size_t(s) + 1];
     };
-    if (end - begin > 64) { // a long row: sort it whole
+    if (end - begin > 64) { // a long row: its edges sorted whole
+      std::vector<std::pair<int32_t, int32_t>> row;
       for (int64_t e = begin; e < end; ++e) {
-        g.inSources[size_t(at)] = src[size_t(e)];
-        g.inEdgeIds[size_t(at++)] = int32_t(e);
+        row.emplace_back(src[size_t(e)], int32_t(e));
         ++g.outOffsets[size_t(src[size_t(e)]) + 1];
       }
-      std::vector<std::pair<int32_t, int32_t>> row;
-      for (int64_t i = first; i < at; ++i)
-        row.emplace_back(g.inSources[size_t(i)], g.inEdgeIds[size_t(i)]);
       std::stable_sort(row.begin(), row.end(),
                        [](auto a, auto b) { return a.first < b.first; });
-      for (size_t i = 0; i < row.size(); ++i) {
-        g.inSources[size_t(first) + i] = row[i].first;
-        g.inEdgeIds[size_t(first) + i] = row[i].second;
+      for (auto [s, id] : row) {
+        g.inSources[size_t(at)] = s;
+        g.inEdgeIds[size_t(at++)] = id;
       }
-      if (addSelfLoops)
-        place(int32_t(v), int32_t(numInput + int64_t(v)));
     } else {
       for (int64_t e = begin; e < end; ++e)
         place(src[size_t(e)], int32_t(e));
-      if (addSelfLoops)
-        place(int32_t(v), int32_t(numInput + int64_t(v)));
     }
+    if (addSelfLoops)
+      place(int32_t(v), int32_t(numInput + int64_t(v)));
   }
   g.inOffsets[V] = at;
   prefixSum(g.outOffsets);
-
-  // The out-CSR, (src, dst, id): the in-CSR stably by source.
-  std::vector<int64_t> cursor(g.outOffsets.begin(), g.outOffsets.end() - 1);
-  g.outEdgeIds.resize(E);
-  g.outTargets.resize(E);
-  for (size_t v = 0; v < V; ++v)
-    for (int64_t i = g.inOffsets[v]; i < g.inOffsets[v + 1]; ++i) {
-      int64_t o = cursor[size_t(g.inSources[size_t(i)])]++;
-      g.outEdgeIds[size_t(o)] = g.inEdgeIds[size_t(i)];
-      g.outTargets[size_t(o)] = int32_t(v);
-    }
+  fillOutOrder(g);
   return g;
 }
 
