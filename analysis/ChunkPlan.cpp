@@ -55,6 +55,16 @@ std::vector<int> issuePoints(const MemoryPlan &plan, size_t numTensors) {
   return at;
 }
 
+/// The schedule's `empty_chunks`: the chunks the plan knows hold no
+/// edges, or null.
+DenseI32ArrayAttr emptyChunksAttr(OpBuilder &b, const PlanMemory &pm) {
+  std::vector<int32_t> empty;
+  for (size_t c = 0; c < pm.occupied.size(); ++c)
+    if (!pm.occupied[c])
+      empty.push_back(int32_t(c));
+  return empty.empty() ? DenseI32ArrayAttr() : b.getDenseI32ArrayAttr(empty);
+}
+
 } // namespace
 
 llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
@@ -62,6 +72,18 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                                             int64_t fixedGroup) {
   int64_t maxParts =
       std::min<int64_t>(exec::kWeightGradSlices, (graph.vertices + 255) / 256);
+  if (graph.occupancy) {
+    // Asked once per interval count, however many chunk groups are tried.
+    auto memo = std::make_shared<
+        std::map<std::vector<int32_t>, std::vector<uint8_t>>>();
+    graph.occupancy = [memo, of = graph.occupancy](
+                          const std::vector<int32_t> &bounds) {
+      auto it = memo->find(bounds);
+      if (it == memo->end())
+        it = memo->emplace(bounds, of(bounds)).first;
+      return it->second;
+    };
+  }
   ChunkPlan out;
   out.graph = graph;
   out.budget = budget;
@@ -136,7 +158,7 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
       b, loc, i64(cp.budget), i64(p.budget), i64(pm.group), i64(pm.pinnedBytes),
       i64(cp.minimum), i64(cp.graph.vertices), i64(cp.graph.edges),
       b.getDenseI32ArrayAttr(pm.bounds), b.getStringAttr(cp.plan.method),
-      i64(cp.plan.bytesMoved()));
+      i64(cp.plan.bytesMoved()), emptyChunksAttr(b, pm));
   Block *block = new Block();
   schedule.getBody().push_back(block);
   b.setInsertionPointToEnd(block);
@@ -181,10 +203,21 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
 llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
   auto model = schedule->getParentOfType<ModelOp>();
   ChunkPlan out;
-  out.graph = {int64_t(schedule.getVertices()), int64_t(schedule.getEdges())};
+  out.graph = {int64_t(schedule.getVertices()), int64_t(schedule.getEdges()),
+               {}};
   out.budget = schedule.getBudget();
   ArrayRef<int32_t> bounds = schedule.getIntervals();
   int64_t parts = int64_t(bounds.size()) - 1;
+  if (auto empty = schedule.getEmptyChunks()) {
+    // The chunks it says are empty (the verifier checked the numbers).
+    std::vector<uint8_t> occupied(size_t(parts * parts), 1);
+    for (int32_t c : *empty)
+      occupied[size_t(c)] = 0;
+    out.graph.occupancy = [occupied, at = std::vector<int32_t>(bounds.begin(), bounds.end())](
+                              const std::vector<int32_t> &b) {
+      return b == at ? occupied : std::vector<uint8_t>();
+    };
+  }
   out.memory = planMemoryProblem(model, out.graph, kPinBelow, parts,
                                  int64_t(schedule.getGroup()));
   PlanMemory &pm = out.memory;

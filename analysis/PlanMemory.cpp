@@ -58,6 +58,11 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
   out.bounds = intervals > 1 ? exec::chunkIntervals(graph.vertices, intervals)
                              : std::vector<int32_t>{0, int32_t(graph.vertices)};
   const int64_t parts = int64_t(out.bounds.size()) - 1;
+  if (parts > 1 && graph.occupancy) {
+    out.occupied = graph.occupancy(out.bounds);
+    if (out.occupied.size() != size_t(parts * parts))
+      out.occupied.clear(); // not known at these bounds
+  }
   auto rowsOf = [&](int64_t j) {
     return int64_t(out.bounds[size_t(j) + 1] - out.bounds[size_t(j)]);
   };
@@ -174,6 +179,8 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
     // their sources: by 2-D chunk too.
     bool twoD = propagate || (launch && launch.getEdgeMap() && groups);
     bool reversed = propagate && kernel->hasAttr("saga.reversed");
+    // The executors' direction for a chunk's CSR.
+    bool rowsAreSources = kernel && kernel->hasAttr("saga.reversed");
     auto otherSide = [&](unsigned k) {
       if (!twoD)
         return false;
@@ -201,8 +208,13 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
           o.name = describe(&op) + " [" +
                    (twoD ? std::to_string(i) + ", " : "") +
                    std::to_string(j) + "]";
-          for (auto [k, v] : llvm::enumerate(op.getOperands()))
-            add(o.reads, piece(v, otherSide(unsigned(k)) ? i : j));
+          // An empty chunk reads none of the other end's rows.
+          const bool empty = twoD && out.chunkEmpty(i, j, rowsAreSources);
+          for (auto [k, v] : llvm::enumerate(op.getOperands())) {
+            bool other = otherSide(unsigned(k));
+            if (!(other && empty))
+              add(o.reads, piece(v, other ? i : j));
+          }
           if (propagate)
             (i == 0 ? o.writes : o.updates).push_back(state);
           bool last = !propagate || i + 1 == parts;

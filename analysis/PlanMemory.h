@@ -35,6 +35,8 @@
 
 #include "dialect/Saga.h"
 
+#include <algorithm>
+#include <functional>
 #include <map>
 
 namespace saga {
@@ -56,11 +58,21 @@ struct PlanPiece {
   mlir::Operation *stateOf = nullptr;
 };
 
-/// What sizes a plan's values: the graph's vertex and edge counts.
+/// Which 2-D chunks hold edges, for row intervals with the given bounds:
+/// P x P flags, [i * P + j] for the edges from interval i into interval j
+/// (in-edges of j's rows whose source lies in i; a model's self loops
+/// included). Empty: not known, every chunk may.
+using ChunkOccupancy =
+    std::function<std::vector<uint8_t>(const std::vector<int32_t> &bounds)>;
+
+/// What sizes a plan's values: the graph's vertex and edge counts, and
+/// where known which chunks are empty (an empty chunk reads none of its
+/// sources: NGra's selective loading at its limit).
 struct GraphSize {
   int64_t vertices = 0, edges = 0;
+  ChunkOccupancy occupancy;
 };
-inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges}; }
+inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges, {}}; }
 
 struct PlanMemory {
   MemoryProblem problem; // budget left 0: the caller's to set
@@ -69,6 +81,23 @@ struct PlanMemory {
   std::vector<PlanPiece> pieces; // per problem tensor
   std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
   int64_t group = 1;             // destination intervals per chunk group
+  /// GraphSize::occupancy at `bounds` (P x P), or empty: every chunk may
+  /// hold edges.
+  std::vector<uint8_t> occupied;
+
+  /// Whether chunk (i, j) of a propagation or edge map holds no edges: in
+  /// its CSR direction (`reversed`: rows are sources, the other ends
+  /// destinations in interval i). Such a chunk reads no other-end rows.
+  bool chunkEmpty(int64_t i, int64_t j, bool reversed) const {
+    const int64_t parts = int64_t(bounds.size()) - 1;
+    if (occupied.size() != size_t(parts * parts) || i < 0 || j < 0)
+      return false;
+    return !occupied[size_t(reversed ? j * parts + i : i * parts + j)];
+  }
+  /// How many of the P x P chunks are empty.
+  int64_t emptyChunks() const {
+    return int64_t(std::count(occupied.begin(), occupied.end(), 0));
+  }
 };
 
 /// The problem's tensors by (value, piece) and by (propagation, piece) for

@@ -617,6 +617,16 @@ LogicalResult ScheduleOp::verify() {
       return emitOpError() << "interval bounds must increase (" << bounds[k - 1]
                            << ", then " << bounds[k] << ")";
   const int64_t parts = int64_t(bounds.size()) - 1;
+  if (auto empty = getEmptyChunks()) {
+    int64_t previous = -1;
+    for (int32_t c : *empty) {
+      if (c < 0 || c >= parts * parts || c <= previous)
+        return emitOpError() << "empty_chunks must be increasing chunk numbers "
+                                "i * P + j below "
+                             << parts * parts << " (found " << c << ")";
+      previous = c;
+    }
+  }
   int64_t next = 0;
   for (Operation &op : getBody().front()) {
     if (auto step = dyn_cast<StepOp>(op)) {

@@ -670,6 +670,12 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     intervals (per group: source interval i outer, the group's j inner), so
     a source piece loaded once serves the whole group.
 
+    `empty_chunks`, when present, lists the 2-D chunks that hold no edges
+    (i * P + j for the edges from interval i into interval j): their steps
+    read none of the other end's rows, so the plan loads no source piece
+    for them (NGra's selective loading where a chunk reads no sources), and
+    a propagation's empty chunk between its first and last is not launched.
+
     A piece of -1 is the whole value; `state` names the running state of
     the propagation that defines %v (its partial reductions per destination
     interval). `method` is the planner's (the exact DP, or the fallback it
@@ -689,7 +695,8 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
                        I64Attr:$pinned,
                        I64Attr:$minimum, I64Attr:$vertices, I64Attr:$edges,
                        DenseI32ArrayAttr:$intervals, StrAttr:$method,
-                       I64Attr:$moved);
+                       I64Attr:$moved,
+                       OptionalAttr<DenseI32ArrayAttr>:$empty_chunks);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;

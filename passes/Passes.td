@@ -225,6 +225,9 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
     program over the steps (resident subsets of the live pieces), or its
     stated fallback (`method`). The chunked executor runs exactly this.
 
+    With `empty-chunks` (the executors learn them from the graph), chunks
+    that hold no edges read no source piece, and the schedule lists them.
+
     A budget below one step's working set is an error saying what it needs.
   }];
   let options = [
@@ -235,7 +238,11 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
     Option<"edges", "edges", "int64_t", /*default=*/"0",
            "The graph's edges (with self loops when the model adds them)">,
     Option<"intervals", "intervals", "int64_t", /*default=*/"0",
-           "Row intervals (0: the fewest that fit)">
+           "Row intervals (0: the fewest that fit)">,
+    ListOption<"emptyChunks", "empty-chunks", "int64_t",
+               "With intervals: the 2-D chunks that hold no edges, as i * P + j "
+               "(sources in interval i, destinations in j); their steps load "
+               "no source rows">
   ];
   let dependentDialects = ["saga::SagaDialect"];
 }

@@ -305,8 +305,9 @@ Model::chunkedSchedule(bool training, const ForwardOptions &options) {
     return plan.takeError();
   if (options.memoryBudget <= 0)
     return llvm::createStringError("a chunked schedule needs a memory budget");
-  return describeChunked(*plan,
-                         *impl->graph,
+  return describeChunked(*plan, *impl->graph,
+                         impl->chunkSource ? impl->chunkSource
+                                           : impl->chunks.get(),
                          {options.memoryBudget, options.intervals,
                           options.chunkGroup, options.scratch, options.directIO,
                           impl->chunkedPlans.get()});

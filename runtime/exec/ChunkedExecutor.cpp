@@ -180,6 +180,8 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
     }
   }
   auto groups = fn->getAttrOfType<DenseI64ArrayAttr>("saga.operand_groups");
+  // An empty chunk's other-end rows are not resident (the plan loads none).
+  const bool empty = chunked && pm.chunkEmpty(i, j, reversed);
   for (auto [k, v] : llvm::enumerate(op.getOperands())) {
     bool other = false;
     if (chunked && groups) {
@@ -187,7 +189,8 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
       other = reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
                        : int64_t(k) < srcs;
     }
-    buffers.push_back(flat(addr(v, other ? i : j, r), elementsOf(v.getType(), g)));
+    buffers.push_back(flat(other && empty ? nullptr : addr(v, other ? i : j, r),
+                           elementsOf(v.getType(), g)));
   }
   // A propagation writes its results at its last call only (before, their
   // rows are not resident: the kernel only reads their size).
@@ -229,8 +232,7 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   // pieces): a propagation resumes its rows after the first part of its
   // first chunk and finishes them at the last part of its last one, the
   // only call that writes its results.
-  ChunkSource *source =
-      ctx.chunkSource ? ctx.chunkSource : static_cast<ChunkSource *>(ctx.chunks);
+  ChunkSource *source = chunked::chunkSourceOf(ctx);
   int64_t part = 0;
   llvm::Error e = source->forEachPart(
       reversed, pm.bounds, chunked ? i : 0, chunked ? j : 0,
@@ -238,6 +240,16 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
         if (op.getPropagate() && !chunked && !(part == 0 && lastPart))
           return llvm::createStringError(
               "a propagation over one interval needs its chunk in one part");
+        if (empty && view.offsets[hi(j)] != view.offsets[lo(j)])
+          return llvm::createStringError(
+              "chunk [" + std::to_string(i) + ", " + std::to_string(j) +
+              "] holds edges but the schedule lists it as empty");
+        // An empty chunk between a propagation's first and last leaves
+        // every row's running state as it is: nothing to launch.
+        if (empty && op.getPropagate() && i > 0 && i + 1 < parts) {
+          ++part;
+          return llvm::Error::success();
+        }
         std::vector<FlatMemRef> all{
             flat(const_cast<int64_t *>(view.offsets), int64_t(g.numVertices) + 1),
             flat(const_cast<int32_t *>(view.others), view.numEdges),
@@ -518,22 +530,42 @@ ChunkedPlanCache::ChunkedPlanCache() = default;
 ChunkedPlanCache::~ChunkedPlanCache() = default;
 
 llvm::Expected<ChunkedPlanCache::Entry *>
-chunked::plan(ModelOp model, const Graph &g, const ChunkedOptions &options,
-              ChunkedPlanCache &local) {
+chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
+              const ChunkedOptions &options, ChunkedPlanCache &local) {
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
                              options.budget, options.intervals, options.group);
   std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
   if (entry)
     return entry.get();
+  GraphSize size = sizeOf(g);
+  if (source)
+    size.occupancy = [source](const std::vector<int32_t> &bounds) {
+      return source->occupancy(bounds);
+    };
+  // A schedule made for a graph whose empty chunks differ is not this one's.
+  auto sameEmptyChunks = [&](ScheduleOp s) {
+    std::vector<int32_t> empty;
+    if (size.occupancy) {
+      std::vector<uint8_t> occupied = size.occupancy(
+          std::vector<int32_t>(s.getIntervals().begin(), s.getIntervals().end()));
+      for (size_t c = 0; c < occupied.size(); ++c)
+        if (!occupied[c])
+          empty.push_back(int32_t(c));
+    }
+    auto listed = s.getEmptyChunks();
+    return listed ? ArrayRef<int32_t>(*listed) == ArrayRef<int32_t>(empty)
+                  : empty.empty();
+  };
   ScheduleOp schedule = findSchedule(model);
   if (!schedule || int64_t(schedule.getBudget()) != options.budget ||
       int64_t(schedule.getVertices()) != g.numVertices ||
       int64_t(schedule.getEdges()) != g.numEdges ||
       (options.intervals > 0 &&
        int64_t(schedule.getIntervals().size()) - 1 != options.intervals) ||
-      (options.group > 0 && int64_t(schedule.getGroup()) != options.group)) {
-    auto made = planChunked(model, sizeOf(g), options.budget, options.intervals,
+      (options.group > 0 && int64_t(schedule.getGroup()) != options.group) ||
+      !sameEmptyChunks(schedule)) {
+    auto made = planChunked(model, size, options.budget, options.intervals,
                             options.group);
     if (!made)
       return made.takeError();
@@ -654,9 +686,10 @@ llvm::Error chunked::readInput(ModelOp model, const ExecutionContext &ctx,
 
 llvm::Expected<std::string> saga::describeChunked(ModelOp model,
                                                  const Graph &g,
+                                                 ChunkSource *source,
                                                  const ChunkedOptions &options) {
   ChunkedPlanCache local;
-  auto found = chunked::plan(model, g, options, local);
+  auto found = chunked::plan(model, g, source, options, local);
   if (!found)
     return found.takeError();
   const ChunkPlan &cp = (*found)->chunk;
@@ -671,6 +704,12 @@ llvm::Expected<std::string> saga::describeChunked(ModelOp model,
                      mib(cp.room() - cp.memory.problem.budget),
                      mib(cp.memory.pinnedBytes), cp.plan.method.c_str(),
                      mib(cp.plan.bytesMoved()));
+  if (int64_t empty = cp.memory.emptyChunks())
+    os << llvm::format("empty chunks: %lld of %lld (%lld x %lld) hold no "
+                       "edges; their steps load no source rows\n",
+                       (long long)empty,
+                       (long long)(cp.intervals() * cp.intervals()),
+                       (long long)cp.intervals(), (long long)cp.intervals());
   AsmState names(model);
   findSchedule(model)->print(os, names);
   os << "\n";
@@ -684,7 +723,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (!ctx.chunks && !ctx.chunkSource)
     return llvm::createStringError("a chunked run needs a source of chunks");
   ChunkedPlanCache local;
-  auto found = chunked::plan(model, g, options, local);
+  auto found = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options, local);
   if (!found)
     return found.takeError();
   ChunkedPlanCache::Entry *entry = *found;
@@ -717,6 +756,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     return ran.takeError();
   if (stats) {
     stats->intervals = parts;
+    stats->emptyChunks = pm.emptyChunks();
     stats->minimumBytes = entry->chunk.minimum;
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = plan.method;

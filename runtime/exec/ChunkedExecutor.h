@@ -68,6 +68,7 @@ struct ChunkedOptions {
 
 struct ChunkedStats {
   int64_t intervals = 1;
+  int64_t emptyChunks = 0;  // of the P x P, those holding no edges
   int64_t minimumBytes = 0; // the largest step's working set at that P
   int64_t pinnedBytes = 0;  // values under 1 MiB, kept out of the plan
   std::string method;       // the planner's (exact, or its fallback)
@@ -79,6 +80,7 @@ struct ChunkedStats {
 /// intervals, then every step (a plan op over interval j, or chunk (i, j))
 /// with the plan's loads before it and its stores and frees after it.
 llvm::Expected<std::string> describeChunked(ModelOp model, const Graph &graph,
+                                            ChunkSource *source,
                                             const ChunkedOptions &options);
 
 struct ChunkedPlanCache::Entry {
@@ -91,13 +93,20 @@ struct ChunkedPlanCache::Entry {
 /// What the CPU's and the CUDA device's chunked runs share.
 namespace chunked {
 
+/// Where a chunked run reads its chunks: ctx.chunkSource, else ctx.chunks.
+inline ChunkSource *chunkSourceOf(const ExecutionContext &ctx) {
+  return ctx.chunkSource ? ctx.chunkSource
+                         : static_cast<ChunkSource *>(ctx.chunks);
+}
+
 /// The cached plan for `options`, made on first use (in `local` when the
 /// options name no cache). The model's saga.schedule is what runs: one
-/// for this graph and budget (and interval count, when asked for) is read
-/// back as it is; otherwise the plan is made and written there first.
+/// for this graph and budget (and interval count, when asked for, and
+/// the empty chunks `source` reports) is read back as it is; otherwise
+/// the plan is made and written there first.
 llvm::Expected<ChunkedPlanCache::Entry *>
-plan(ModelOp model, const Graph &g, const ChunkedOptions &options,
-     ChunkedPlanCache &local);
+plan(ModelOp model, const Graph &g, ChunkSource *source,
+     const ChunkedOptions &options, ChunkedPlanCache &local);
 
 /// The next tier for a run: the entry's host-RAM tier, or a spill file in
 /// options.scratch (kept in `spill`, for one run).

@@ -130,6 +130,31 @@ const EdgeChunks &EdgeChunkCache::get(bool reversed,
 
 ChunkSource::~ChunkSource() = default;
 
+std::vector<uint8_t> ChunkSource::occupancy(const std::vector<int32_t> &) {
+  return {};
+}
+
+std::vector<uint8_t>
+EdgeChunkCache::occupancy(const std::vector<int32_t> &bounds) {
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  if (parts < 1 || bounds.back() != graph.numVertices ||
+      int64_t(graph.inSources.size()) != graph.numEdges)
+    return {};
+  std::vector<uint8_t> occupied(size_t(parts * parts), 0);
+  // Each row's sources are sorted: walk the intervals along them.
+  for (int64_t j = 0; j < parts; ++j)
+    for (int32_t v = bounds[size_t(j)]; v < bounds[size_t(j) + 1]; ++v) {
+      int64_t i = 0;
+      for (int64_t e = graph.inOffsets[size_t(v)];
+           e < graph.inOffsets[size_t(v) + 1]; ++e) {
+        while (graph.inSources[size_t(e)] >= bounds[size_t(i) + 1])
+          ++i;
+        occupied[size_t(i * parts + j)] = 1;
+      }
+    }
+  return occupied;
+}
+
 llvm::Error EdgeChunkCache::forEachPart(bool reversed,
                                         const std::vector<int32_t> &bounds,
                                         int64_t i, int64_t j, const PartFn &fn) {

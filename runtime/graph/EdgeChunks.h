@@ -94,6 +94,11 @@ public:
   virtual llvm::Error forEachPart(bool reversed,
                                   const std::vector<int32_t> &bounds,
                                   int64_t i, int64_t j, const PartFn &fn) = 0;
+  /// Which chunks over `bounds` hold edges: P x P flags, [i * P + j] for
+  /// the in-edges of interval j's rows from sources in interval i; empty
+  /// when not known (then every chunk may). The planner loads no source
+  /// rows for an empty chunk.
+  virtual std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds);
 };
 
 /// Chunk indexes of one graph, built on first use and kept: per direction
@@ -105,6 +110,8 @@ public:
   /// when there is one interval.
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j, const PartFn &fn) override;
+  /// From the graph's in-CSR (one pass over its edges).
+  std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
   const EdgeChunks &get(bool reversed, int64_t parts);
   /// The chunks over intervals with these bounds.
   const EdgeChunks &get(bool reversed, const std::vector<int32_t> &bounds);

@@ -672,6 +672,19 @@ GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops,
                                  int64_t partEdges)
     : file(file), selfLoops(selfLoops), partEdges(std::max<int64_t>(1, partEdges)) {}
 
+std::vector<uint8_t>
+GraphFileChunks::occupancy(const std::vector<int32_t> &bounds) {
+  if (bounds != file.bounds())
+    return {};
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  std::vector<uint8_t> occupied(size_t(parts * parts));
+  for (int64_t i = 0; i < parts; ++i)
+    for (int64_t j = 0; j < parts; ++j)
+      occupied[size_t(i * parts + j)] =
+          (selfLoops && i == j) || file.chunkEdgeCount(i, j) > 0;
+  return occupied;
+}
+
 llvm::Error GraphFileChunks::forEachPart(bool reversed,
                                          const std::vector<int32_t> &bounds,
                                          int64_t i, int64_t j,

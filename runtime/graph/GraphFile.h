@@ -169,6 +169,9 @@ public:
                   int64_t partEdges = int64_t(1) << 21);
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j, const PartFn &fn) override;
+  /// From the chunk index (at the file's intervals; with self loops the
+  /// diagonal is never empty).
+  std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
 
 private:
   struct PartArrays {

@@ -2,6 +2,9 @@
 // RUN: saga-opt %s --saga-schedule-memory="budget=20000 vertices=1024 edges=4096" | FileCheck %s --check-prefix=AUTO
 // RUN: saga-opt %s --saga-schedule-memory="budget=20000 vertices=1024 edges=4096" | saga-opt | FileCheck %s --check-prefix=AUTO
 // RUN: saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 intervals=4" | FileCheck %s --check-prefix=GROUP
+// RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=1" | FileCheck %s --check-prefix=EMPTY
+// RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=1" | saga-opt | FileCheck %s --check-prefix=EMPTY
+// RUN: not saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=4" 2>&1 | FileCheck %s --check-prefix=BADEMPTY
 // RUN: not saga-opt %s --saga-schedule-memory="budget=10000 vertices=1024 edges=4096" --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not saga-opt %s --saga-schedule-memory="vertices=1024" 2>&1 | FileCheck %s --check-prefix=OPTS
 
@@ -37,6 +40,18 @@
 // CHECK-NEXT:   saga.step 8 "return (optimiser)" [-1, -1]
 // CHECK-NEXT: }
 // CHECK-NEXT: saga.return %2
+
+// The same plan when chunk [0, 1] (sources in interval 0, destinations in
+// interval 1) holds no edges: that step reads no piece of %0, so %0's first
+// piece is neither stored nor loaded again; the schedule lists the chunk
+// and moves 32 KiB instead of 48 KiB.
+// EMPTY:      saga.schedule attributes {budget = 40000 : i64, edges = 4096 : i64, empty_chunks = array<i32: 1>, group = 1 : i64, {{.*}} moved = 32768 : i64
+// EMPTY:        saga.step 2 "launch @prop" [0, 0]
+// EMPTY-NEXT:   saga.step 3 "launch @prop" [1, 0]
+// EMPTY-NOT:    saga.load %0
+// EMPTY:        saga.step 4 "launch @prop" [0, 1]
+// EMPTY-NEXT:   saga.step 5 "launch @prop" [1, 1]
+// BADEMPTY: saga-schedule-memory: empty chunk 4 is not below 2 x 2
 
 // With half the budget the fewest intervals whose largest step fits twice
 // are 4: sixteen chunks, source pieces streamed once per destination

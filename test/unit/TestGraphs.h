@@ -63,13 +63,34 @@ inline saga::EdgeList hubEdges() {
   return g;
 }
 
-/// "cora" or "hub", with or without self loops, built once.
+/// 4000 vertices in four communities of 900 with 2500 random edges inside
+/// each, a hub (vertex 100) with 1000 in-edges from its community, and the
+/// last 400 isolated: at P row intervals most 2-D chunks hold no edges.
+inline saga::EdgeList islandEdges() {
+  Rng rng(2003);
+  saga::EdgeList g;
+  g.numVertices = 4000;
+  for (int c = 0; c < 4; ++c)
+    for (int i = 0; i < 2500; ++i) {
+      g.src.push_back(c * 900 + rng.below(900));
+      g.dst.push_back(c * 900 + rng.below(900));
+    }
+  for (int i = 0; i < 1000; ++i) {
+    g.src.push_back(rng.below(900));
+    g.dst.push_back(100);
+  }
+  return g;
+}
+
+/// "cora", "hub" or "islands", with or without self loops, built once.
 inline const saga::Graph &graphFor(const std::string &name, bool selfLoops) {
   static std::map<std::pair<std::string, bool>, std::unique_ptr<saga::Graph>>
       cache;
   auto &slot = cache[{name, selfLoops}];
   if (!slot) {
-    saga::EdgeList e = name == "cora" ? cora().edges : hubEdges();
+    saga::EdgeList e = name == "cora"  ? cora().edges
+                       : name == "hub" ? hubEdges()
+                                       : islandEdges();
     slot = std::make_unique<saga::Graph>(
         saga::Graph::build(e.numVertices, e.src, e.dst, selfLoops));
   }

@@ -349,10 +349,15 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
   const auto &t = c.run.transfers;
   llvm::outs() << llvm::format(
       "out of core: budget %.1f MiB, %lld row intervals (largest step %.1f "
-      "MiB), plan %s: %.1f MiB per step; moved %.1f MiB (loaded %.1f, stored "
+      "MiB%s), plan %s: %.1f MiB per step; moved %.1f MiB (loaded %.1f, stored "
       "%.1f), transfers overlapped %.0f%% (%.1f ms waited of %.1f ms), "
       "device pool peak %.1f MiB\n",
       mib(double(budget)), (long long)c.intervals, mib(double(c.minimumBytes)),
+      c.emptyChunks ? ("; " + std::to_string(c.emptyChunks) + " of " +
+                       std::to_string(c.intervals * c.intervals) +
+                       " chunks empty, their sources not loaded")
+                          .c_str()
+                    : "",
       c.method.c_str(), mib(double(c.plannedBytes)),
       mib(double(t.bytesLoaded + t.bytesStored)), mib(double(t.bytesLoaded)),
       mib(double(t.bytesStored)), 100 * t.overlap(), t.stallSeconds * 1e3,

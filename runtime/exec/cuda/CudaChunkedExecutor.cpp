@@ -298,12 +298,18 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
     }
   }
   auto groups = fn->getAttrOfType<DenseI64ArrayAttr>("saga.operand_groups");
+  // An empty chunk's other-end rows are not resident (the plan loads none).
+  const bool empty = chunkedOp && pm.chunkEmpty(i, j, reversed);
   for (auto [k, v] : llvm::enumerate(op.getOperands())) {
     bool other = false;
     if (chunkedOp && groups) {
       int64_t srcs = groups[0], dsts = groups[1];
       other = reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
                        : int64_t(k) < srcs;
+    }
+    if (other && empty) {
+      args.push_back(KernelParam::buffer(0, elementsOf(v.getType(), g)));
+      continue;
     }
     auto p = addr(v, other ? i : j, r);
     if (!p)
@@ -327,8 +333,7 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
     return cuda::launchPlanKernel(dev, plan, op, args, lo(j), hi(j), seed);
   // The chunk's CSR, in one or more parts, uploaded as it streams: the
   // offsets of rows [lo(j), hi(j)] (addressed from row 0) and its edges.
-  ChunkSource *source =
-      ctx.chunkSource ? ctx.chunkSource : static_cast<ChunkSource *>(ctx.chunks);
+  ChunkSource *source = chunked::chunkSourceOf(ctx);
   int64_t part = 0;
   return source->forEachPart(
       reversed, pm.bounds, chunkedOp ? i : 0, chunkedOp ? j : 0,
@@ -336,6 +341,16 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
         if (op.getPropagate() && !chunkedOp && !(part == 0 && lastPart))
           return llvm::createStringError(
               "a propagation over one interval needs its chunk in one part");
+        if (empty && view.offsets[hi(j)] != view.offsets[lo(j)])
+          return llvm::createStringError(
+              "chunk [" + std::to_string(i) + ", " + std::to_string(j) +
+              "] holds edges but the schedule lists it as empty");
+        // An empty chunk between a propagation's first and last leaves
+        // every row's running state as it is: nothing to launch.
+        if (empty && op.getPropagate() && i > 0 && i + 1 < parts) {
+          ++part;
+          return llvm::Error::success();
+        }
         int64_t rowsN = hi(j) - lo(j), edges = view.numEdges;
         auto csr = dev.allocate((rowsN + 1) * 8 + 2 * std::max<int64_t>(edges, 1) * 4,
                                 "a streamed chunk's CSR");
@@ -609,7 +624,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     return llvm::createStringError(
         "this plan's kernels were not compiled for the CUDA device");
   ChunkedPlanCache local;
-  auto entry = chunked::plan(model, g, options, local);
+  auto entry = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options, local);
   if (!entry)
     return entry.takeError();
   const PlanMemory &pm = (*entry)->chunk.memory;
@@ -637,6 +652,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     *ctx.intervalsUsed = 1;
   if (stats) {
     stats->intervals = (*entry)->chunk.intervals();
+    stats->emptyChunks = (*entry)->chunk.memory.emptyChunks();
     stats->minimumBytes = (*entry)->chunk.minimum;
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = memoryPlan.method;
