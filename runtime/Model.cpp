@@ -669,7 +669,8 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
     return llvm::createStringError("the memory budget must be positive");
   ChunkedOptions co{options.memoryBudget, options.intervals,
                     options.chunkGroup,   options.scratch,
-                    options.directIO,     impl->chunkedPlans.get()};
+                    options.directIO,     impl->chunkedPlans.get(),
+                    options.chunkReadAhead};
   auto results =
       options.memoryBudget > 0
           ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked)

@@ -107,6 +107,9 @@ struct ForwardOptions {
   std::string scratch;
   bool directIO = false;   // O_DIRECT spills
   int64_t intervals = 0;   // 0: the smallest that fits the budget
+  /// From a graph file (Model::setChunkSource with GraphFileChunks): read
+  /// the chunks on their own thread ahead of the kernels that need them.
+  bool chunkReadAhead = true;
   /// Under a memory budget, forward() returns each vertex's predicted
   /// class (int32 [V], the argmax of its row) as `prediction` instead of
   /// the rows: what accuracy needs, at a fraction of the memory.

@@ -594,6 +594,43 @@ llvm::Expected<NextTier *> chunked::nextTier(ChunkedPlanCache::Entry &entry,
   return spill.get();
 }
 
+std::unique_ptr<ChunkReadAhead>
+chunked::readAhead(ModelOp model, ExecutionContext &ctx, const PlanMemory &pm,
+                   const ChunkedOptions &options) {
+  ChunkSource *source = chunkSourceOf(ctx);
+  if (!options.readAhead || !source || !source->fromStorage())
+    return nullptr;
+  // The launches over edges ask for one chunk each, in step order (a
+  // propagation's middle empty chunks too: their callback skips them).
+  const int64_t parts = int64_t(pm.bounds.size()) - 1;
+  std::vector<ChunkRequest> requests;
+  for (const PlanStep &step : pm.steps) {
+    auto launch = dyn_cast<LaunchOp>(step.op);
+    if (!launch || !(launch.getPropagate() || launch.getEdgeMap()))
+      continue;
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        launch, launch.getCalleeAttr());
+    bool reversed = fn && fn->hasAttr("saga.reversed");
+    bool split = parts > 1;
+    requests.push_back(
+        {reversed, split ? step.i : 0, split ? step.j : 0});
+  }
+  auto ahead = std::make_unique<ChunkReadAhead>(*source, pm.bounds,
+                                                std::move(requests));
+  ctx.chunkSource = ahead.get();
+  return ahead;
+}
+
+void chunked::noteReadAhead(const ChunkReadAhead *ahead, ChunkedStats *stats) {
+  if (!ahead || !stats)
+    return;
+  ChunkReadAhead::Counters c = ahead->counters();
+  stats->chunkParts = c.parts;
+  stats->chunkDirectReads = c.directReads;
+  stats->chunkReadSeconds = c.busySeconds;
+  stats->chunkStallSeconds = c.stallSeconds;
+}
+
 bool chunked::finishesRows(const PlanMemory &pm, int k, int64_t parts) {
   const PlanStep &step = pm.steps[size_t(k)];
   // (Only launches run by chunk; a propagation's rows are final at its
@@ -736,7 +773,10 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (!tierOr)
     return tierOr.takeError();
   NextTier *tier = *tierOr;
-  ChunkedRun run(model, ctx, pm);
+  ExecutionContext runCtx = ctx;
+  std::unique_ptr<ChunkReadAhead> ahead =
+      chunked::readAhead(model, runCtx, pm, options);
+  ChunkedRun run(model, runCtx, pm);
   chunked::InputTier inputs(*tier, [&](int t) { return run.isInput(t); },
                    [&](int t, void *to, int64_t bytes) {
                      return run.readInput(t, to, bytes);
@@ -754,6 +794,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
                            kPrefetchDepth);
   if (!ran)
     return ran.takeError();
+  chunked::noteReadAhead(ahead.get(), stats);
   if (stats) {
     stats->intervals = parts;
     stats->emptyChunks = pm.emptyChunks();

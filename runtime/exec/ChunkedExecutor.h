@@ -23,6 +23,7 @@
 #define SAGA_RUNTIME_EXEC_CHUNKEDEXECUTOR_H
 
 #include "analysis/ChunkPlan.h"
+#include "runtime/memory/ChunkReadAhead.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/memory/PlanRunner.h"
 
@@ -64,6 +65,8 @@ struct ChunkedOptions {
   std::string scratch;
   bool direct = false; // O_DIRECT spills
   ChunkedPlanCache *cache = nullptr; // plans to reuse and keep
+  /// Read a file's chunks on their own thread, ahead of the kernels.
+  bool readAhead = true;
 };
 
 struct ChunkedStats {
@@ -74,6 +77,11 @@ struct ChunkedStats {
   std::string method;       // the planner's (exact, or its fallback)
   int64_t plannedBytes = 0; // what the plan moves
   PlanRunStats run;         // what moved, stalls, the pool's peak
+  /// Chunks read ahead from a file: parts handed over, requests read in
+  /// place (out of the schedule's order), the reader's busy time and the
+  /// time kernels waited for a part.
+  int64_t chunkParts = 0, chunkDirectReads = 0;
+  double chunkReadSeconds = 0, chunkStallSeconds = 0;
 };
 
 /// The chunked schedule `executeChunked` would run, as text: the row
@@ -107,6 +115,15 @@ inline ChunkSource *chunkSourceOf(const ExecutionContext &ctx) {
 llvm::Expected<ChunkedPlanCache::Entry *>
 plan(ModelOp model, const Graph &g, ChunkSource *source,
      const ChunkedOptions &options, ChunkedPlanCache &local);
+
+/// For a source that reads from storage (and options.readAhead): a reader
+/// of the chunks the plan's steps will ask for, in their order, on its own
+/// thread; null otherwise. `ctx` then reads through it.
+std::unique_ptr<ChunkReadAhead> readAhead(ModelOp model, ExecutionContext &ctx,
+                                          const PlanMemory &pm,
+                                          const ChunkedOptions &options);
+/// What a read-ahead did, into `stats`.
+void noteReadAhead(const ChunkReadAhead *ahead, ChunkedStats *stats);
 
 /// The next tier for a run: the entry's host-RAM tier, or a spill file in
 /// options.scratch (kept in `spill`, for one run).

@@ -99,6 +99,9 @@ public:
   /// when not known (then every chunk may). The planner loads no source
   /// rows for an empty chunk.
   virtual std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds);
+  /// Whether chunks come from storage (a file), worth reading ahead of the
+  /// kernels on another thread (runtime/memory/ChunkReadAhead.h).
+  virtual bool fromStorage() const { return false; }
 };
 
 /// Chunk indexes of one graph, built on first use and kept: per direction

@@ -698,7 +698,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
         std::to_string(bounds.size() - 1));
   // In-edges of rows in j from sources in i: the file's chunk (i, j);
   // out-edges of rows in j to targets in i: chunk (j, i), each part
-  // re-sorted by source. Parts are runs of the file's records (sorted by
+  // placed by source. Parts are runs of the file's records (sorted by
   // destination, source, id), so each row's edges keep their order across
   // parts.
   const int64_t fi = reversed ? j : i, fj = reversed ? i : j;
@@ -712,7 +712,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
   const int64_t parts = std::max<int64_t>(1, (total + partEdges - 1) / partEdges);
   int32_t nextLoop = lo; // the first self loop not yet in a part
   uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
-  std::vector<ChunkEdge> list;
+  std::vector<ChunkEdge> list, merged;
   for (int64_t part = 0, first = 0; part < parts; ++part) {
     const bool last = part + 1 == parts;
     const int64_t count = std::min(partEdges, total - first);
@@ -722,28 +722,32 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
     first += count;
     if (loops) {
       // Self loops (v, v) with Graph::build's ids, each in the part where
-      // the file's order puts it: before the next part's first record.
+      // the file's order puts it (before the next part's first record),
+      // merged into the part's records in that order.
       ChunkEdge next{};
       if (!last)
         if (llvm::Error e = file.readChunkPart(fi, fj, first, 1, &next, nullptr))
           return e;
+      merged.clear();
+      merged.reserve(list.size() + size_t(hi - nextLoop));
+      auto in = list.begin();
       for (; nextLoop < hi; ++nextLoop) {
         ChunkEdge loop{nextLoop, nextLoop, numInput + nextLoop};
         if (!last && !(key(loop) < key(next)))
           break;
-        list.push_back(loop);
+        for (; in != list.end() && key(*in) < key(loop); ++in)
+          merged.push_back(*in);
+        merged.push_back(loop);
       }
+      merged.insert(merged.end(), in, list.end());
+      list.swap(merged);
     }
-    // The row end first, then the other end, then the id: Graph's order.
-    if (reversed || loops)
-      std::sort(list.begin(), list.end(), [&](const ChunkEdge &a, const ChunkEdge &b) {
-        return std::make_tuple(row(a), other(a), a.id) <
-               std::make_tuple(row(b), other(b), b.id);
-      });
+    // A CSR over the rows of interval j. The records are in the file's
+    // order (destination, source, id): placing them stably by their row
+    // gives Graph's order (row, other end, id) for out-edges too, in
+    // linear time.
     auto arrays = std::make_shared<PartArrays>();
     arrays->offsets.assign(size_t(hi - lo) + 1, 0);
-    arrays->others.reserve(list.size());
-    arrays->ids.reserve(list.size());
     for (const ChunkEdge &e : list) {
       int32_t r = row(e);
       if (r < lo || r >= hi || other(e) < bounds[size_t(i)] ||
@@ -752,12 +756,18 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
             file.filePath() + ": chunk (" + std::to_string(fi) + ", " +
             std::to_string(fj) + ") holds an edge outside it");
       ++arrays->offsets[size_t(r - lo) + 1];
-      arrays->others.push_back(other(e));
-      arrays->ids.push_back(e.id);
     }
-    list.clear();
     for (size_t r = 1; r < arrays->offsets.size(); ++r)
       arrays->offsets[r] += arrays->offsets[r - 1];
+    arrays->others.resize(list.size());
+    arrays->ids.resize(list.size());
+    std::vector<int64_t> at(arrays->offsets.begin(), arrays->offsets.end() - 1);
+    for (const ChunkEdge &e : list) {
+      int64_t k = at[size_t(row(e) - lo)]++;
+      arrays->others[size_t(k)] = other(e);
+      arrays->ids[size_t(k)] = e.id;
+    }
+    list.clear();
     // The whole chunk's checksum is known before its last part runs; a
     // mismatch stops the run.
     if (last)

@@ -172,6 +172,7 @@ public:
   /// From the chunk index (at the file's intervals; with self loops the
   /// diagonal is never empty).
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
+  bool fromStorage() const override { return true; }
 
 private:
   struct PartArrays {

@@ -212,13 +212,20 @@ TEST(OutOfCoreFromFile, ChunksInPartsGiveTheSameBits) {
     ASSERT_FALSE(bool(refused));
     EXPECT_NE(errorText(refused.takeError()).find("needs a memory budget"),
               std::string::npos);
-    ForwardOptions bo = fo;
-    bo.memoryBudget = int64_t(1) << 30;
-    bo.intervals = 4;
-    auto got = b.trainStep(bo, 5);
-    ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
-    EXPECT_EQ(got->chunked.intervals, 4);
-    expectSameStep(*got, *want);
+    // Chunks read ahead on their own thread, or on the kernels' thread.
+    for (bool readAhead : {true, false}) {
+      SCOPED_TRACE(readAhead ? "read ahead" : "read in place");
+      ForwardOptions bo = fo;
+      bo.memoryBudget = int64_t(1) << 30;
+      bo.intervals = 4;
+      bo.chunkReadAhead = readAhead;
+      auto got = b.trainStep(bo, 5);
+      ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+      EXPECT_EQ(got->chunked.intervals, 4);
+      EXPECT_EQ(got->chunked.chunkParts > 0, readAhead);
+      EXPECT_EQ(got->chunked.chunkDirectReads, 0); // the order foreseen
+      expectSameStep(*got, *want);
+    }
   }
   std::remove(path.c_str());
 }

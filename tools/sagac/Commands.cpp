@@ -339,6 +339,7 @@ ForwardOptions executionOf(const RunOptions &o, const Session &session) {
   fo.memoryBudget = o.memoryBudget;
   fo.scratch = o.scratch;
   fo.directIO = o.directIO;
+  fo.chunkReadAhead = o.chunkReadAhead;
   fo.intervals = session.intervals ? session.intervals : o.intervals;
   return fo;
 }
@@ -362,6 +363,17 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
       mib(double(t.bytesLoaded + t.bytesStored)), mib(double(t.bytesLoaded)),
       mib(double(t.bytesStored)), 100 * t.overlap(), t.stallSeconds * 1e3,
       t.busySeconds * 1e3, mib(double(c.run.poolPeak)));
+  if (c.chunkParts)
+    llvm::outs() << llvm::format(
+        "chunk reads ahead: %lld parts read in %.1f ms on the reader thread, "
+        "kernels waited %.1f ms for them%s\n",
+        (long long)c.chunkParts, c.chunkReadSeconds * 1e3,
+        c.chunkStallSeconds * 1e3,
+        c.chunkDirectReads
+            ? (" (" + std::to_string(c.chunkDirectReads) +
+               " chunks asked for out of order, read in place)")
+                  .c_str()
+            : "");
 }
 /// What a run streamed from its graph file read, over the whole command.
 void printFileReads(const Session &s) {

@@ -40,6 +40,7 @@ struct RunOptions {
   int64_t memoryBudget = 0;
   std::string scratch;
   bool directIO = false;
+  bool chunkReadAhead = true; // a graph file's chunks, on their own thread
   int64_t intervals = 0;
   bool printSchedule = false; // print the chunked schedule first
   bool kernelTraffic = false; // print the steps' compulsory bytes first

@@ -184,6 +184,12 @@ cl::opt<bool> directIO("direct-io",
                                 "cache)"),
                        cl::init(false), cl::sub(runCommand),
                        cl::sub(trainCommand));
+cl::opt<bool> chunkReadAhead(
+    "chunk-read-ahead",
+    cl::desc("With --memory-budget and a graph file: read its chunks on their "
+             "own thread ahead of the kernels (default on; "
+             "--chunk-read-ahead=false reads each before its kernel)"),
+    cl::init(true), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<int64_t> chunkIntervals(
     "chunk-intervals",
     cl::desc("With --memory-budget: row intervals (default: the fewest that "
@@ -431,10 +437,11 @@ int main(int argc, char **argv) {
     }
   }
   if ((!scratchDir.empty() || directIO || chunkIntervals != 0 ||
-       printSchedule) &&
+       printSchedule || chunkReadAhead.getNumOccurrences()) &&
       budget == 0) {
-    llvm::errs() << "sagac: error: --scratch, --direct-io, --chunk-intervals "
-                    "and --print-schedule need --memory-budget\n";
+    llvm::errs() << "sagac: error: --scratch, --direct-io, --chunk-intervals, "
+                    "--chunk-read-ahead and --print-schedule need "
+                    "--memory-budget\n";
     return 1;
   }
   if (chunkIntervals < 0) {
@@ -446,6 +453,7 @@ int main(int argc, char **argv) {
     options.memoryBudget = budget;
     options.scratch = scratchDir;
     options.directIO = directIO;
+    options.chunkReadAhead = chunkReadAhead;
     options.intervals = chunkIntervals;
     options.printSchedule = printSchedule;
     options.kernelTraffic = kernelTraffic;

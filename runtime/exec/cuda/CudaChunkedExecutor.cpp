@@ -633,7 +633,10 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
   auto tier = chunked::nextTier(**entry, options, spill);
   if (!tier)
     return tier.takeError();
-  CudaChunkedRun run(*this, *found->second, model, ctx, pm);
+  ExecutionContext runCtx = ctx;
+  std::unique_ptr<ChunkReadAhead> ahead =
+      chunked::readAhead(model, runCtx, pm, options);
+  CudaChunkedRun run(*this, *found->second, model, runCtx, pm);
   chunked::InputTier inputs(
       **tier, [&](int t) { return run.isInput(t); },
       [&](int t, void *to, int64_t bytes) {
@@ -650,6 +653,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     return std::move(e);
   if (ctx.intervalsUsed)
     *ctx.intervalsUsed = 1;
+  chunked::noteReadAhead(ahead.get(), stats);
   if (stats) {
     stats->intervals = (*entry)->chunk.intervals();
     stats->emptyChunks = (*entry)->chunk.memory.emptyChunks();
