@@ -305,10 +305,15 @@ llvm::Error GraphFile::readAt(uint64_t offset, uint64_t bytes, void *to,
   // range around the request through an aligned bounce buffer.
   uint64_t lo = direct ? offset / kAlign * kAlign : offset;
   uint64_t hi = direct ? alignUp(offset + bytes) : offset + bytes;
-  constexpr uint64_t kStep = uint64_t(64) << 20;
-  std::unique_ptr<char, decltype(&std::free)> bounce(nullptr, &std::free);
-  if (direct)
+  constexpr uint64_t kStep = uint64_t(16) << 20;
+  // One bounce buffer per reading thread, kept (a fresh one's pages would
+  // be zeroed by the kernel at every read).
+  thread_local std::unique_ptr<char, decltype(&std::free)> bounce(nullptr,
+                                                                  &std::free);
+  if (direct && !bounce)
     bounce.reset(static_cast<char *>(std::aligned_alloc(kAlign, kStep)));
+  if (direct && !bounce)
+    return llvm::createStringError(path + ": no memory for a read buffer");
   for (uint64_t at = lo; at < hi;) {
     uint64_t n = std::min(kStep, hi - at);
     char *dst = direct ? bounce.get() : out + (at - offset);
@@ -672,6 +677,29 @@ GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops,
                                  int64_t partEdges)
     : file(file), selfLoops(selfLoops), partEdges(std::max<int64_t>(1, partEdges)) {}
 
+std::shared_ptr<GraphFileChunks::PartArrays> GraphFileChunks::takeArrays() {
+  // A view being computed, one ready and one being read (ChunkReadAhead)
+  // are the most in use at once; keep a few more than that.
+  constexpr size_t kKeep = 4;
+  std::unique_ptr<PartArrays> arrays;
+  {
+    std::lock_guard<std::mutex> lock(pool->mutex);
+    if (!pool->spare.empty()) {
+      arrays = std::move(pool->spare.back());
+      pool->spare.pop_back();
+    }
+  }
+  if (!arrays)
+    arrays = std::make_unique<PartArrays>();
+  return std::shared_ptr<PartArrays>(
+      arrays.release(), [pool = pool](PartArrays *done) {
+        std::unique_ptr<PartArrays> owned(done);
+        std::lock_guard<std::mutex> lock(pool->mutex);
+        if (pool->spare.size() < kKeep)
+          pool->spare.push_back(std::move(owned));
+      });
+}
+
 std::vector<uint8_t>
 GraphFileChunks::occupancy(const std::vector<int32_t> &bounds) {
   if (bounds != file.bounds())
@@ -712,7 +740,10 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
   const int64_t parts = std::max<int64_t>(1, (total + partEdges - 1) / partEdges);
   int32_t nextLoop = lo; // the first self loop not yet in a part
   uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
-  std::vector<ChunkEdge> list, merged;
+  // Scratch kept by the thread that reads (each chunk would otherwise map
+  // and zero fresh pages).
+  thread_local std::vector<ChunkEdge> list, merged;
+  thread_local std::vector<int64_t> at;
   for (int64_t part = 0, first = 0; part < parts; ++part) {
     const bool last = part + 1 == parts;
     const int64_t count = std::min(partEdges, total - first);
@@ -746,7 +777,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
     // order (destination, source, id): placing them stably by their row
     // gives Graph's order (row, other end, id) for out-edges too, in
     // linear time.
-    auto arrays = std::make_shared<PartArrays>();
+    std::shared_ptr<PartArrays> arrays = takeArrays();
     arrays->offsets.assign(size_t(hi - lo) + 1, 0);
     for (const ChunkEdge &e : list) {
       int32_t r = row(e);
@@ -761,7 +792,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
       arrays->offsets[r] += arrays->offsets[r - 1];
     arrays->others.resize(list.size());
     arrays->ids.resize(list.size());
-    std::vector<int64_t> at(arrays->offsets.begin(), arrays->offsets.end() - 1);
+    at.assign(arrays->offsets.begin(), arrays->offsets.end() - 1);
     for (const ChunkEdge &e : list) {
       int64_t k = at[size_t(row(e) - lo)]++;
       arrays->others[size_t(k)] = other(e);

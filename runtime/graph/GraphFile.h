@@ -179,9 +179,18 @@ private:
     std::vector<int64_t> offsets;
     std::vector<int32_t> others, ids;
   };
+  /// Parts' arrays whose views were dropped, kept for the next parts (a
+  /// fresh part's pages would be zeroed by the kernel each time); shared
+  /// with the views, which may outlive the source.
+  struct SparePool {
+    std::mutex mutex;
+    std::vector<std::unique_ptr<PartArrays>> spare;
+  };
+  std::shared_ptr<PartArrays> takeArrays();
   GraphFile &file;
   bool selfLoops;
   int64_t partEdges;
+  std::shared_ptr<SparePool> pool = std::make_shared<SparePool>();
 };
 
 /// Any dataset Saga reads, detected by content: a Planetoid folder, an OGB
