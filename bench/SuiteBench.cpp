@@ -689,10 +689,14 @@ int runTraining(const Options &o) {
   // Where an epoch goes: one more training step (forward with dropout and
   // backward) and one evaluation forward pass, profiled by plan step.
   progress("breakdown: one Model::trainStep and one evaluation forward");
-  ForwardOptions profiledStep = all;
+  // (As the epochs run them: with their budget; evaluation asks for
+  // classes only.)
+  ForwardOptions profiledStep = to.execution;
+  profiledStep.lossMask = split.train;
   profiledStep.profile = true;
   TrainStepResult step = check(model->trainStep(profiledStep, o.seed + 1000003));
-  ForwardOptions profiled;
+  ForwardOptions profiled = to.execution;
+  profiled.argmaxPrediction = true;
   profiled.profile = true;
   ForwardResult eval = check(model->forward(profiled));
   llvm::outs() << llvm::format(

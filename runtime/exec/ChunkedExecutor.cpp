@@ -2,6 +2,8 @@
 
 #include "runtime/exec/ChunkedExecutor.h"
 
+#include <chrono>
+
 #include "analysis/ChunkPlan.h"
 #include "runtime/exec/ExecHelpers.h"
 
@@ -62,6 +64,17 @@ public:
   /// returned vertex values to the caller's outputs.
   llvm::Error compute(int k, Resident &r);
   std::vector<Tensor> takeResults() { return std::move(results); }
+  /// With ctx.profile: the time of each operator of the plan over all its
+  /// chunks (in the in-memory executor's names, first-run order).
+  void noteTime(Operation *op, double seconds) {
+    std::string what = op->getName().stripDialect().str();
+    if (auto l = dyn_cast<LaunchOp>(op))
+      what += " " + l.getCallee().str();
+    auto [at, added] = profiled.try_emplace(op, ctx.profile->size());
+    if (added)
+      ctx.profile->emplace_back(what, 0.0);
+    (*ctx.profile)[at->second].second += seconds;
+  }
 
 private:
   int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
@@ -98,11 +111,57 @@ private:
   llvm::DenseMap<Operation *, std::vector<double>> lossTerms;
   llvm::DenseMap<Operation *, std::vector<char>> lossCounted;
   std::vector<int32_t> lossRowsOnce; // the loss mask, or every row
+  /// Per interval, the places in lossRowsOnce of the rows it holds, in
+  /// order (a loss over interval j visits only those); then all places.
+  std::vector<std::vector<int32_t>> lossPlaces;
+  const std::vector<int32_t> &lossPlacesIn(int64_t j);
+  /// fn(q, row, e) for the loss rows of interval j with a label in [0, c),
+  /// in parallel (e: c floats of scratch per task).
+  void forLossRows(int64_t j, const int32_t *labels, int64_t c,
+                   const std::function<void(int32_t, int32_t,
+                                            std::vector<float> &)> &fn);
+  llvm::DenseMap<Operation *, int64_t> lossCounts; // rows with a label
   std::vector<Tensor> results;
+  llvm::DenseMap<Operation *, size_t> profiled; // place in ctx.profile
 };
 
 const Tensor *ChunkedRun::external(Value v) const {
   return chunked::external(model, ctx, v);
+}
+
+const std::vector<int32_t> &ChunkedRun::lossPlacesIn(int64_t j) {
+  if (lossPlaces.empty()) {
+    // [parts]: every place, for a loss over the whole graph (j < 0).
+    lossPlaces.resize(size_t(parts) + 1);
+    for (size_t q = 0; q < lossRowsOnce.size(); ++q)
+      lossPlaces.back().push_back(int32_t(q));
+    for (size_t q = 0; q < lossRowsOnce.size(); ++q) {
+      int32_t v = lossRowsOnce[q];
+      if (v < 0 || v >= g.numVertices)
+        continue;
+      size_t in = size_t(std::upper_bound(pm.bounds.begin(), pm.bounds.end(), v) -
+                         pm.bounds.begin()) - 1;
+      lossPlaces[std::min(in, size_t(parts) - 1)].push_back(int32_t(q));
+    }
+  }
+  return lossPlaces[j < 0 ? size_t(parts) : size_t(j)];
+}
+
+void ChunkedRun::forLossRows(
+    int64_t j, const int32_t *labels, int64_t c,
+    const std::function<void(int32_t, int32_t, std::vector<float> &)> &fn) {
+  const std::vector<int32_t> &places = lossPlacesIn(j);
+  constexpr int64_t kBlock = 4096;
+  const int64_t blocks = (int64_t(places.size()) + kBlock - 1) / kBlock;
+  ctx.pool->parallelFor(blocks, [&](int64_t b) {
+    std::vector<float> e(static_cast<size_t>(c));
+    const size_t end = std::min(places.size(), size_t((b + 1) * kBlock));
+    for (size_t k = size_t(b * kBlock); k < end; ++k) {
+      int32_t q = places[k], v = lossRowsOnce[size_t(q)];
+      if (labels[v] >= 0 && labels[v] < c)
+        fn(q, v, e);
+    }
+  });
 }
 
 char *ChunkedRun::addr(Value v, int64_t j, Resident &r) {
@@ -279,7 +338,14 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
 }
 
 llvm::Error ChunkedRun::compute(int k, Resident &r) {
-  if (llvm::Error e = dispatch(k, r))
+  auto started = std::chrono::steady_clock::now();
+  llvm::Error e = dispatch(k, r);
+  if (ctx.profile)
+    noteTime(pm.steps[size_t(k)].op,
+             std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                           started)
+                 .count());
+  if (e)
     return e;
   // Returned vertex values go to the caller piece by piece, once final.
   if (parts == 1 || !chunked::finishesRows(pm, k, parts))
@@ -414,17 +480,10 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     auto &counted = lossCounted[op];
     terms.resize(rows.size(), 0.0);
     counted.resize(rows.size(), 0);
-    std::vector<float> e(static_cast<size_t>(c));
-    for (size_t q = 0; q < rows.size(); ++q) {
-      int32_t v = rows[q];
-      if (v < lo(j) || v >= hi(j))
-        continue;
-      int32_t label = labels[v];
-      if (label < 0 || label >= c)
-        continue;
-      terms[q] = crossEntropyTerm(logits + int64_t(v) * c, c, label, e);
-      counted[q] = 1;
-    }
+    forLossRows(j, labels, c, [&](int32_t q, int32_t v, std::vector<float> &e) {
+      terms[size_t(q)] = crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
+      counted[size_t(q)] = 1;
+    });
     if (last) {
       double sum = 0;
       int64_t n = 0;
@@ -452,22 +511,18 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     const Tensor *all = external(ce.getLabels());
     if (!all)
       return errorAt(op, "labels must be a graph input in a chunked run");
-    int64_t count = 0;
-    for (int32_t v : rows)
-      count += all->i32()[v] >= 0 && all->i32()[v] < c;
+    auto [known, added] = lossCounts.try_emplace(op, 0);
+    if (added)
+      for (int32_t v : rows)
+        known->second += all->i32()[v] >= 0 && all->i32()[v] < c;
+    const int64_t count = known->second;
     if (!count)
       return llvm::Error::success();
     const double scale = double(gr) / double(count);
-    std::vector<float> e(static_cast<size_t>(c));
-    for (int32_t v : rows) {
-      if (v < lo(j) || v >= hi(j))
-        continue;
-      int32_t label = labels[v];
-      if (label < 0 || label >= c)
-        continue;
-      addCrossEntropyGrad(logits + int64_t(v) * c, c, label, scale,
+    forLossRows(j, labels, c, [&](int32_t, int32_t v, std::vector<float> &e) {
+      addCrossEntropyGrad(logits + int64_t(v) * c, c, labels[v], scale,
                           d + int64_t(v) * c, e);
-    }
+    });
     return llvm::Error::success();
   }
   if (auto ret = dyn_cast<ReturnOp>(op)) {
@@ -795,6 +850,12 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (!ran)
     return ran.takeError();
   chunked::noteReadAhead(ahead.get(), stats);
+  if (ctx.profile) {
+    ctx.profile->emplace_back("waiting for transfers", ran->transfers.stallSeconds);
+    if (ahead)
+      ctx.profile->emplace_back("launches waiting for chunk reads",
+                                ahead->counters().stallSeconds);
+  }
   if (stats) {
     stats->intervals = parts;
     stats->emptyChunks = pm.emptyChunks();
