@@ -670,7 +670,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ChunkedOptions co{options.memoryBudget, options.intervals,
                     options.chunkGroup,   options.scratch,
                     options.directIO,     impl->chunkedPlans.get(),
-                    options.chunkReadAhead};
+                    options.chunkReadAhead, options.chunkProgress};
   auto results =
       options.memoryBudget > 0
           ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked)

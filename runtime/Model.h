@@ -110,6 +110,9 @@ struct ForwardOptions {
   /// From a graph file (Model::setChunkSource with GraphFileChunks): read
   /// the chunks on their own thread ahead of the kernels that need them.
   bool chunkReadAhead = true;
+  /// Under a budget: called after each step of the chunked schedule with
+  /// the steps done and their count (ChunkedOptions::progress).
+  std::function<void(int64_t done, int64_t steps)> chunkProgress;
   /// Under a memory budget, forward() returns each vertex's predicted
   /// class (int32 [V], the argmax of its row) as `prediction` instead of
   /// the rows: what accuracy needs, at a fraction of the memory.

@@ -845,7 +845,9 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   DevicePool &pool = *shared;
   pool.setCapacity(room);
   auto ran = runMemoryPlan(pm.problem, plan, pool, inputs,
-                           [&](int k, Resident &r) { return run.compute(k, r); },
+                           chunked::reporting(
+                               [&](int k, Resident &r) { return run.compute(k, r); },
+                               options, int64_t(pm.steps.size())),
                            kPrefetchDepth);
   if (!ran)
     return ran.takeError();

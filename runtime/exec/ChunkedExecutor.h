@@ -67,6 +67,9 @@ struct ChunkedOptions {
   ChunkedPlanCache *cache = nullptr; // plans to reuse and keep
   /// Read a file's chunks on their own thread, ahead of the kernels.
   bool readAhead = true;
+  /// Called after each step of the schedule with the steps done and their
+  /// count (a long run's progress line).
+  std::function<void(int64_t done, int64_t steps)> progress;
 };
 
 struct ChunkedStats {
@@ -122,6 +125,19 @@ plan(ModelOp model, const Graph &g, ChunkSource *source,
 std::unique_ptr<ChunkReadAhead> readAhead(ModelOp model, ExecutionContext &ctx,
                                           const PlanMemory &pm,
                                           const ChunkedOptions &options);
+/// `compute`, then options.progress (when set) with the steps done.
+inline std::function<llvm::Error(int, Resident &)>
+reporting(std::function<llvm::Error(int, Resident &)> compute,
+          const ChunkedOptions &options, int64_t steps) {
+  if (!options.progress)
+    return compute;
+  return [compute = std::move(compute), &options, steps](int k, Resident &r) {
+    llvm::Error e = compute(k, r);
+    if (!e)
+      options.progress(k + 1, steps);
+    return e;
+  };
+}
 /// What a read-ahead did, into `stats`.
 void noteReadAhead(const ChunkReadAhead *ahead, ChunkedStats *stats);
 

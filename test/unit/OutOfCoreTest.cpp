@@ -219,8 +219,17 @@ TEST(OutOfCoreFromFile, ChunksInPartsGiveTheSameBits) {
       bo.memoryBudget = int64_t(1) << 30;
       bo.intervals = 4;
       bo.chunkReadAhead = readAhead;
+      // Progress after every step of the schedule, in order.
+      int64_t calls = 0, total = -1;
+      bo.chunkProgress = [&](int64_t done, int64_t steps) {
+        EXPECT_EQ(done, ++calls);
+        EXPECT_TRUE(total < 0 || steps == total);
+        total = steps;
+      };
       auto got = b.trainStep(bo, 5);
       ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+      EXPECT_GT(calls, 4 * 4); // at least one step per chunk
+      EXPECT_EQ(calls, total);
       EXPECT_EQ(got->chunked.intervals, 4);
       EXPECT_EQ(got->chunked.chunkParts > 0, readAhead);
       EXPECT_EQ(got->chunked.chunkDirectReads, 0); // the order foreseen

@@ -344,6 +344,35 @@ ForwardOptions executionOf(const RunOptions &o, const Session &session) {
   return fo;
 }
 
+/// Under a budget, on a terminal: a line at most every second through a
+/// long pass over the chunked schedule (an epoch of a graph larger than
+/// memory takes minutes), cleared when the pass ends.
+std::function<void(int64_t, int64_t)> chunkProgressLine() {
+  struct State {
+    std::chrono::steady_clock::time_point start;
+    double shown = 0; // seconds into the pass of the last line; 0: none
+  };
+  auto state = std::make_shared<State>();
+  return [state](int64_t done, int64_t steps) {
+    if (done == 1)
+      *state = State{std::chrono::steady_clock::now(), 0};
+    double seconds = secondsSince(state->start);
+    if (done == steps) {
+      if (state->shown > 0)
+        llvm::errs() << "\r\x1b[K";
+      return;
+    }
+    if (seconds - state->shown < 1.0)
+      return;
+    state->shown = seconds;
+    llvm::errs() << llvm::format(
+        "\rout of core: step %lld/%lld of the chunked schedule, %.0f s, "
+        "about %.0f s left ",
+        (long long)done, (long long)steps, seconds,
+        seconds / double(done) * double(steps - done));
+  };
+}
+
 /// What a run under a memory budget did.
 void printChunked(const ChunkedStats &c, int64_t budget) {
   auto mib = [](double b) { return b / (1 << 20); };
@@ -396,6 +425,8 @@ int saga::runForward(const RunOptions &options) {
   Model *model = session->model.get();
   Dataset *data = &session->data;
   ForwardOptions fo = executionOf(options, *session);
+  if (fo.memoryBudget > 0 && llvm::errs().is_displayed())
+    fo.chunkProgress = chunkProgressLine();
   fo.lossMask = data->train;
   fo.profile = options.profile;
   if (options.kernelTraffic && !printKernelTraffic(*model, false))
@@ -488,6 +519,9 @@ int saga::runTrain(const TrainCommandOptions &options) {
               std::move(session->data.val), std::move(session->data.test)};
   TrainOptions t = options.train;
   t.execution = executionOf(options.run, *session);
+  if (t.execution.memoryBudget > 0 && !options.quiet &&
+      llvm::errs().is_displayed())
+    t.execution.chunkProgress = chunkProgressLine();
   if (options.run.kernelTraffic && !printKernelTraffic(*session->model, true))
     return 1;
   if (options.run.printSchedule) {

@@ -644,9 +644,11 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
       });
   StagedTier staged(inputs, *device);
   CudaTier pool(*device, (*entry)->chunk.room());
-  auto ran = runMemoryPlan(pm.problem, memoryPlan, pool, staged,
-                           [&](int k, Resident &r) { return run.compute(k, r); },
-                           kPrefetchDepth);
+  auto ran = runMemoryPlan(
+      pm.problem, memoryPlan, pool, staged,
+      chunked::reporting([&](int k, Resident &r) { return run.compute(k, r); },
+                         options, int64_t(pm.steps.size())),
+      kPrefetchDepth);
   if (!ran)
     return ran.takeError();
   if (auto e = device->synchronize())
