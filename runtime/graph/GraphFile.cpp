@@ -1,6 +1,7 @@
 //===- GraphFile.cpp - Saga's on-disk graph format (.sgf) -----------------===//
 
 #include "runtime/graph/GraphFile.h"
+#include "runtime/graph/Crc32.h"
 #include "runtime/memory/MemoryLimit.h"
 
 #include "runtime/graph/EdgeChunks.h"
@@ -8,7 +9,6 @@
 #include "runtime/graph/Numpy.h"
 #include "runtime/graph/OgbFolder.h"
 
-#include <zlib.h>
 
 #include "llvm/ADT/ScopeExit.h"
 
@@ -48,15 +48,7 @@ const char *kindName(uint32_t k) {
 }
 
 uint32_t crcOf(const void *data, uint64_t bytes) {
-  uLong c = crc32(0L, Z_NULL, 0);
-  const Bytef *p = static_cast<const Bytef *>(data);
-  while (bytes > 0) {
-    uInt n = uInt(std::min<uint64_t>(bytes, 1u << 30));
-    c = crc32(c, p, n);
-    p += n;
-    bytes -= n;
-  }
-  return uint32_t(c);
+  return crc32Update(0, data, size_t(bytes));
 }
 
 uint64_t alignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
@@ -127,7 +119,7 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
                        : 0;
   // Per interval (filled in as the rows are written when they stream).
   std::vector<uint32_t> featureCrcs(size_t(parts), 0);
-  uint32_t featuresCrc = uint32_t(crc32(0L, Z_NULL, 0));
+  uint32_t featuresCrc = 0;
   for (int64_t j = 0; j < parts && !rows; ++j) {
     int64_t lo = bounds[size_t(j)], hi = bounds[size_t(j) + 1];
     featureCrcs[size_t(j)] =
@@ -229,12 +221,7 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
         rows->fill(lo, hi, buffer.data());
         uint64_t bytes = uint64_t(buffer.size()) * 4;
         featureCrcs[size_t(j)] = crcOf(buffer.data(), bytes);
-        for (uint64_t done = 0; done < bytes;) {
-          uInt n = uInt(std::min<uint64_t>(bytes - done, 1u << 30));
-          featuresCrc = uint32_t(crc32(
-              featuresCrc, reinterpret_cast<const Bytef *>(buffer.data()) + done, n));
-          done += n;
-        }
+        featuresCrc = crc32Update(featuresCrc, buffer.data(), size_t(bytes));
         if (!writeAll(buffer.data(), bytes, offset + uint64_t(lo * f) * 4))
           return fail("cannot write section features");
       }
@@ -659,8 +646,7 @@ llvm::Error GraphFile::readChunkPart(int64_t i, int64_t j, int64_t first,
   if (auto e = readAt(offset, uint64_t(count) * sizeof(ChunkEdge), to, what))
     return e;
   if (crc)
-    *crc = uint32_t(crc32(*crc, reinterpret_cast<const Bytef *>(to),
-                          uInt(uint64_t(count) * sizeof(ChunkEdge))));
+    *crc = crc32Update(*crc, to, size_t(count) * sizeof(ChunkEdge));
   return llvm::Error::success();
 }
 
@@ -739,7 +725,7 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
   auto other = [&](const ChunkEdge &e) { return reversed ? e.dst : e.src; };
   const int64_t parts = std::max<int64_t>(1, (total + partEdges - 1) / partEdges);
   int32_t nextLoop = lo; // the first self loop not yet in a part
-  uint32_t crc = uint32_t(crc32(0L, Z_NULL, 0));
+  uint32_t crc = 0;
   // Scratch kept by the thread that reads (each chunk would otherwise map
   // and zero fresh pages).
   thread_local std::vector<ChunkEdge> list, merged;

@@ -1,6 +1,7 @@
 //===- Numpy.cpp - NumPy .npy and .npz files ------------------------------===//
 
 #include "runtime/graph/Numpy.h"
+#include "runtime/graph/Crc32.h"
 #include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -358,15 +359,7 @@ saga::readNpz(const std::string &path) {
                 "compression method " + std::to_string(method) +
                     " (only stored and deflated members are read)");
     }
-    uint32_t actual = uint32_t(
-        crc32(0, reinterpret_cast<const Bytef *>(bytes.data()), uInt(0)));
-    // zlib's crc32 takes at most uInt bytes at a time.
-    for (size_t i = 0; i < bytes.size(); i += size_t(1) << 30) {
-      size_t n = std::min(bytes.size() - i, size_t(1) << 30);
-      actual = uint32_t(crc32(actual,
-                              reinterpret_cast<const Bytef *>(bytes.data() + i),
-                              uInt(n)));
-    }
+    uint32_t actual = crc32Update(0, bytes.data(), bytes.size());
     if (actual != crc)
       return at(member, int64_t(dataStart),
                 "CRC-32 mismatch: the member is corrupt");
