@@ -666,7 +666,7 @@ GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops,
 std::shared_ptr<GraphFileChunks::PartArrays> GraphFileChunks::takeArrays() {
   // A view being computed, one ready and one being read (ChunkReadAhead)
   // are the most in use at once; keep a few more than that.
-  constexpr size_t kKeep = 4;
+  constexpr size_t kKeep = 2;
   std::unique_ptr<PartArrays> arrays;
   {
     std::lock_guard<std::mutex> lock(pool->mutex);

@@ -14,9 +14,10 @@ double secondsSince(std::chrono::steady_clock::time_point t) {
 } // namespace
 
 ChunkReadAhead::ChunkReadAhead(ChunkSource &inner, std::vector<int32_t> bounds,
-                               std::vector<ChunkRequest> requests, int depth)
+                               std::vector<ChunkRequest> requests,
+                               int64_t aheadBytes)
     : inner(inner), bounds(std::move(bounds)), requests(std::move(requests)),
-      depth(size_t(std::max(1, depth))) {
+      aheadBytes(aheadBytes) {
   if (!this->requests.empty())
     reader = std::thread([this] { run(); });
   else
@@ -35,6 +36,7 @@ void ChunkReadAhead::stop() {
     reader.join();
   std::lock_guard<std::mutex> lock(mutex);
   ready.clear();
+  readyBytes = 0;
 }
 
 void ChunkReadAhead::run() {
@@ -44,13 +46,20 @@ void ChunkReadAhead::run() {
     llvm::Error e = inner.forEachPart(
         r.reversed, bounds, r.i, r.j,
         [&](const ChunkView &view, bool last) -> llvm::Error {
+          // The CSR's row offsets over interval j, the edges' two arrays.
+          const int64_t rows = bounds[size_t(r.j) + 1] - bounds[size_t(r.j)];
+          const int64_t bytes = 8 * (rows + 1) + 8 * view.numEdges;
           std::unique_lock<std::mutex> lock(mutex);
           auto idle = std::chrono::steady_clock::now();
-          changed.wait(lock, [&] { return stopping || ready.size() < depth; });
+          changed.wait(lock, [&] {
+            return stopping || ready.empty() ||
+                   readyBytes + bytes <= aheadBytes;
+          });
           waited += secondsSince(idle);
           if (stopping)
             return llvm::createStringError("stopped");
-          ready.push_back({view, last, std::nullopt});
+          readyBytes += bytes;
+          ready.push_back({view, last, std::nullopt, bytes});
           changed.notify_all();
           return llvm::Error::success();
         });
@@ -106,6 +115,7 @@ llvm::Error ChunkReadAhead::forEachPart(bool reversed,
             "): the read-ahead ended before it");
       part = std::move(ready.front());
       ready.pop_front();
+      readyBytes -= part.bytes;
       ++stats.parts;
     }
     changed.notify_all();

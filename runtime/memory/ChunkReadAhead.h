@@ -2,9 +2,10 @@
 //
 // Wraps a chunk source that reads from storage (a graph file) so that the
 // chunks a run will ask for are read on their own thread, in the run's
-// order, while the kernels of the chunks before them compute: the reader
-// stays at most `depth` parts ahead (each part holds its arrays, so the
-// memory ahead is bounded by the source's part size). A request that is not
+// order, while the kernels of the chunks before them compute: the parts
+// read and not yet used hold at most `aheadBytes` (or one part, however
+// large: a source bounds its parts), so a run of small chunks can be read
+// during a long GEMM and the memory ahead stays bounded. A request that is not
 // the next one expected (a different run, an error path) stops the reader
 // and is read directly, so results never depend on the order guessed. A
 // read error (a checksum mismatch, a short read) is returned to the request
@@ -39,7 +40,9 @@ class ChunkReadAhead : public ChunkSource {
 public:
   /// Starts reading `requests` (over the intervals `bounds`) from `inner`.
   ChunkReadAhead(ChunkSource &inner, std::vector<int32_t> bounds,
-                 std::vector<ChunkRequest> requests, int depth = 1);
+                 std::vector<ChunkRequest> requests,
+                 int64_t aheadBytes = kAheadBytes);
+  static constexpr int64_t kAheadBytes = int64_t(32) << 20;
   ~ChunkReadAhead() override;
 
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
@@ -60,6 +63,7 @@ private:
     ChunkView view;
     bool last = false;
     std::optional<std::string> error; // the read failed here
+    int64_t bytes = 0;                // its arrays, about
   };
   void run();
   void stop();
@@ -67,7 +71,8 @@ private:
   ChunkSource &inner;
   const std::vector<int32_t> bounds;
   const std::vector<ChunkRequest> requests;
-  const size_t depth;
+  const int64_t aheadBytes;
+  int64_t readyBytes = 0; // of the parts in `ready`
   size_t next = 0; // the request the caller should ask for next
   mutable std::mutex mutex;
   std::condition_variable changed;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 using namespace saga;
@@ -139,8 +140,23 @@ TEST(ChunkReadAhead, AConsumersErrorStopsTheReader) {
   EXPECT_EQ(ahead.counters().directReads, 1);
 }
 
-TEST(ChunkReadAhead, StopsWhenDroppedUnread) {
+TEST(ChunkReadAhead, StaysWithinItsBytesAhead) {
+  // Room for one part only: the reader holds one and waits on the next.
   LabelledChunks inner;
-  { ChunkReadAhead ahead(inner, kBounds, schedule()); }
-  EXPECT_LE(inner.calls, 2); // the reader stayed at most a part ahead
+  {
+    ChunkReadAhead ahead(inner, kBounds, schedule(), /*aheadBytes=*/1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_EQ(inner.calls, 1);
+  } // and stops when dropped unread
+  // Room for everything (the parts are a few KiB): all of it is read
+  // before the first request, and handed over in order.
+  LabelledChunks all;
+  ChunkReadAhead ahead(all, kBounds, schedule());
+  for (int waited = 0; all.calls < int(schedule().size()) && waited < 5000;
+       waited += 10)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(all.calls, int(schedule().size()));
+  for (const ChunkRequest &r : schedule())
+    EXPECT_EQ(expectChunk(ahead, r), "");
+  EXPECT_EQ(ahead.counters().directReads, 0);
 }
