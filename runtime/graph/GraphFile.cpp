@@ -728,8 +728,8 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
   uint32_t crc = 0;
   // Scratch kept by the thread that reads (each chunk would otherwise map
   // and zero fresh pages).
-  thread_local std::vector<ChunkEdge> list, merged;
-  thread_local std::vector<int64_t> at;
+  thread_local MappedVector<ChunkEdge> list, merged;
+  thread_local MappedVector<int64_t> at;
   for (int64_t part = 0, first = 0; part < parts; ++part) {
     const bool last = part + 1 == parts;
     const int64_t count = std::min(partEdges, total - first);

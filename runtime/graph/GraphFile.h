@@ -21,6 +21,7 @@
 
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Loaders.h"
+#include "runtime/memory/MappedAllocator.h"
 
 #include "llvm/Support/Error.h"
 
@@ -175,9 +176,9 @@ public:
   bool fromStorage() const override { return true; }
 
 private:
-  struct PartArrays {
-    std::vector<int64_t> offsets;
-    std::vector<int32_t> others, ids;
+  struct PartArrays { // made by a reader thread, freed by the kernels'
+    MappedVector<int64_t> offsets;
+    MappedVector<int32_t> others, ids;
   };
   /// Parts' arrays whose views were dropped, kept for the next parts (a
   /// fresh part's pages would be zeroed by the kernel each time); shared
