@@ -296,16 +296,12 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   llvm::Error e = source->forEachPart(
       reversed, pm.bounds, chunked ? i : 0, chunked ? j : 0,
       [&](const ChunkView &view, bool lastPart) -> llvm::Error {
-        if (op.getPropagate() && !chunked && !(part == 0 && lastPart))
-          return llvm::createStringError(
-              "a propagation over one interval needs its chunk in one part");
-        if (empty && view.offsets[hi(j)] != view.offsets[lo(j)])
-          return llvm::createStringError(
-              "chunk [" + std::to_string(i) + ", " + std::to_string(j) +
-              "] holds edges but the schedule lists it as empty");
-        // An empty chunk between a propagation's first and last leaves
-        // every row's running state as it is: nothing to launch.
-        if (empty && op.getPropagate() && i > 0 && i + 1 < parts) {
+        auto skip = chunked::skipsPart(
+            {op.getPropagate(), chunked, empty, i, j, parts, lo(j), hi(j)},
+            view, part, lastPart);
+        if (!skip)
+          return skip.takeError();
+        if (*skip) {
           ++part;
           return llvm::Error::success();
         }
@@ -684,6 +680,19 @@ void chunked::noteReadAhead(const ChunkReadAhead *ahead, ChunkedStats *stats) {
   stats->chunkDirectReads = c.directReads;
   stats->chunkReadSeconds = c.busySeconds;
   stats->chunkStallSeconds = c.stallSeconds;
+}
+
+llvm::Expected<bool> chunked::skipsPart(const ChunkCall &c,
+                                        const ChunkView &view, int64_t part,
+                                        bool lastPart) {
+  if (c.propagate && !c.split && !(part == 0 && lastPart))
+    return llvm::createStringError(
+        "a propagation over one interval needs its chunk in one part");
+  if (c.empty && view.offsets[c.hi] != view.offsets[c.lo])
+    return llvm::createStringError(
+        "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
+        "] holds edges but the schedule lists it as empty");
+  return c.empty && c.propagate && c.i > 0 && c.i + 1 < c.parts;
 }
 
 bool chunked::finishesRows(const PlanMemory &pm, int k, int64_t parts) {

@@ -125,6 +125,20 @@ plan(ModelOp model, const Graph &g, ChunkSource *source,
 std::unique_ptr<ChunkReadAhead> readAhead(ModelOp model, ExecutionContext &ctx,
                                           const PlanMemory &pm,
                                           const ChunkedOptions &options);
+/// What a launch over edges knows of the chunk it reads (i, j) of `parts`
+/// row intervals, the rows of j being [lo, hi).
+struct ChunkCall {
+  bool propagate, split, empty; // split: over 2-D chunks; empty: so listed
+  int64_t i, j, parts, lo, hi;
+};
+/// Checks part `part` of the chunk against the schedule (a propagation
+/// over one interval needs it whole; a chunk listed as empty holds no
+/// edge): an error, or whether the kernel skips the part (an empty chunk
+/// between a propagation's first and last leaves every row's running
+/// state as it is).
+llvm::Expected<bool> skipsPart(const ChunkCall &c, const ChunkView &view,
+                               int64_t part, bool lastPart);
+
 /// `compute`, then options.progress (when set) with the steps done.
 inline std::function<llvm::Error(int, Resident &)>
 reporting(std::function<llvm::Error(int, Resident &)> compute,

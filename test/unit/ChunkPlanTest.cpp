@@ -94,19 +94,26 @@ TEST(ChunkPlan, ScheduleReadsBackAsThePlan) {
   }
 }
 
+/// The model's schedule as printed (into `text`), parsed back and read.
+llvm::Expected<ChunkPlan> printedAndReadBack(Compiled &c, std::string &text) {
+  text.clear();
+  llvm::raw_string_ostream os(text);
+  c.module->print(os);
+  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(text, c.ctx.get());
+  if (!parsed)
+    return llvm::createStringError("the printed module does not parse");
+  ModelOp model;
+  parsed->walk([&](ModelOp m) { model = m; });
+  return readSchedule(findSchedule(model));
+}
+
 TEST(ChunkPlan, PrintedScheduleParsesBackToTheSamePlan) {
   Compiled c = trainingPlan("gcn.saga");
   auto made = planChunked(c.model, kCora, 6 << 20);
   ASSERT_TRUE(bool(made)) << llvm::toString(made.takeError());
   writeSchedule(c.model, *made);
   std::string text;
-  llvm::raw_string_ostream os(text);
-  c.module->print(os);
-  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(text, c.ctx.get());
-  ASSERT_TRUE(bool(parsed));
-  ModelOp model;
-  parsed->walk([&](ModelOp m) { model = m; });
-  auto read = readSchedule(findSchedule(model));
+  auto read = printedAndReadBack(c, text);
   ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
   expectSamePlan(*made, *read);
 }
@@ -231,16 +238,10 @@ TEST(ChunkPlan, EmptyChunksLoadNoSources) {
   ASSERT_TRUE(s.getEmptyChunks().has_value());
   EXPECT_EQ(int64_t(s.getEmptyChunks()->size()), parts * parts - parts);
   std::string text;
-  llvm::raw_string_ostream os(text);
-  c.module->print(os);
+  auto read = printedAndReadBack(c, text);
   EXPECT_NE(text.find("empty_chunks = array<i32: 1, 2, 3, 4, 6, 7, 8, 9, 11, "
                       "12, 13, 14>"),
             std::string::npos);
-  OwningOpRef<ModuleOp> parsed = parseSourceString<ModuleOp>(text, c.ctx.get());
-  ASSERT_TRUE(bool(parsed));
-  ModelOp model;
-  parsed->walk([&](ModelOp m) { model = m; });
-  auto read = readSchedule(findSchedule(model));
   ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
   expectSamePlan(*sparse, *read);
   EXPECT_EQ(read->memory.occupied, sparse->memory.occupied);

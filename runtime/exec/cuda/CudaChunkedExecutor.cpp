@@ -338,16 +338,12 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
   return source->forEachPart(
       reversed, pm.bounds, chunkedOp ? i : 0, chunkedOp ? j : 0,
       [&](const ChunkView &view, bool lastPart) -> llvm::Error {
-        if (op.getPropagate() && !chunkedOp && !(part == 0 && lastPart))
-          return llvm::createStringError(
-              "a propagation over one interval needs its chunk in one part");
-        if (empty && view.offsets[hi(j)] != view.offsets[lo(j)])
-          return llvm::createStringError(
-              "chunk [" + std::to_string(i) + ", " + std::to_string(j) +
-              "] holds edges but the schedule lists it as empty");
-        // An empty chunk between a propagation's first and last leaves
-        // every row's running state as it is: nothing to launch.
-        if (empty && op.getPropagate() && i > 0 && i + 1 < parts) {
+        auto skip = chunked::skipsPart(
+            {op.getPropagate(), chunkedOp, empty, i, j, parts, lo(j), hi(j)},
+            view, part, lastPart);
+        if (!skip)
+          return skip.takeError();
+        if (*skip) {
           ++part;
           return llvm::Error::success();
         }
