@@ -291,36 +291,19 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   // pieces): a propagation resumes its rows after the first part of its
   // first chunk and finishes them at the last part of its last one, the
   // only call that writes its results.
-  ChunkSource *source = chunked::chunkSourceOf(ctx);
-  int64_t part = 0;
-  llvm::Error e = source->forEachPart(
-      reversed, pm.bounds, chunked ? i : 0, chunked ? j : 0,
-      [&](const ChunkView &view, bool lastPart) -> llvm::Error {
-        auto skip = chunked::skipsPart(
-            {op.getPropagate(), chunked, empty, i, j, parts, lo(j), hi(j)},
-            view, part, lastPart);
-        if (!skip)
-          return skip.takeError();
-        if (*skip) {
-          ++part;
-          return llvm::Error::success();
-        }
+  llvm::Error e = chunked::forEachKernelPart(
+      ctx, pm.bounds, reversed,
+      {op.getPropagate(), chunked, empty, i, j, parts, lo(j), hi(j)},
+      [&](const ChunkView &view, int64_t phase, bool writes) -> llvm::Error {
         std::vector<FlatMemRef> all{
             flat(const_cast<int64_t *>(view.offsets), int64_t(g.numVertices) + 1),
             flat(const_cast<int32_t *>(view.others), view.numEdges),
             flat(const_cast<int32_t *>(view.edgeIds), view.numEdges)};
         all.insert(all.end(), buffers.begin(), buffers.end());
-        int64_t phase = kPhaseWhole;
-        if (op.getPropagate() && chunked) {
-          bool finish = i + 1 == parts && lastPart;
-          phase = (i > 0 || part > 0 ? kPhaseResume : 0) |
-                  (finish ? kPhaseFinish : 0);
-          if (!finish)
-            for (size_t b = resultsAt; b < buffers.size(); ++b)
-              all[3 + b].allocated = all[3 + b].aligned = nullptr;
-        }
+        if (!writes)
+          for (size_t b = resultsAt; b < buffers.size(); ++b)
+            all[3 + b].allocated = all[3 + b].aligned = nullptr;
         run(std::move(all), phase);
-        ++part;
         return failures.failed() ? llvm::createStringError("a launch failed")
                                  : llvm::Error::success();
       });
@@ -682,17 +665,33 @@ void chunked::noteReadAhead(const ChunkReadAhead *ahead, ChunkedStats *stats) {
   stats->chunkStallSeconds = c.stallSeconds;
 }
 
-llvm::Expected<bool> chunked::skipsPart(const ChunkCall &c,
-                                        const ChunkView &view, int64_t part,
-                                        bool lastPart) {
-  if (c.propagate && !c.split && !(part == 0 && lastPart))
-    return llvm::createStringError(
-        "a propagation over one interval needs its chunk in one part");
-  if (c.empty && view.offsets[c.hi] != view.offsets[c.lo])
-    return llvm::createStringError(
-        "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
-        "] holds edges but the schedule lists it as empty");
-  return c.empty && c.propagate && c.i > 0 && c.i + 1 < c.parts;
+llvm::Error chunked::forEachKernelPart(
+    const ExecutionContext &ctx, const std::vector<int32_t> &bounds,
+    bool reversed, const ChunkCall &c,
+    const std::function<llvm::Error(const ChunkView &, int64_t, bool)> &fn) {
+  int64_t part = 0;
+  return chunkSourceOf(ctx)->forEachPart(
+      reversed, bounds, c.split ? c.i : 0, c.split ? c.j : 0,
+      [&](const ChunkView &view, bool lastPart) -> llvm::Error {
+        if (c.propagate && !c.split && !(part == 0 && lastPart))
+          return llvm::createStringError(
+              "a propagation over one interval needs its chunk in one part");
+        if (c.empty && view.offsets[c.hi] != view.offsets[c.lo])
+          return llvm::createStringError(
+              "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
+              "] holds edges but the schedule lists it as empty");
+        int64_t phase = kPhaseWhole;
+        bool writes = true;
+        if (c.propagate && c.split) {
+          writes = c.i + 1 == c.parts && lastPart;
+          phase = (c.i > 0 || part > 0 ? kPhaseResume : 0) |
+                  (writes ? kPhaseFinish : 0);
+        }
+        ++part;
+        if (c.empty && c.propagate && c.i > 0 && c.i + 1 < c.parts)
+          return llvm::Error::success();
+        return fn(view, phase, writes);
+      });
 }
 
 bool chunked::finishesRows(const PlanMemory &pm, int k, int64_t parts) {

@@ -131,13 +131,20 @@ struct ChunkCall {
   bool propagate, split, empty; // split: over 2-D chunks; empty: so listed
   int64_t i, j, parts, lo, hi;
 };
-/// Checks part `part` of the chunk against the schedule (a propagation
-/// over one interval needs it whole; a chunk listed as empty holds no
-/// edge): an error, or whether the kernel skips the part (an empty chunk
-/// between a propagation's first and last leaves every row's running
-/// state as it is).
-llvm::Expected<bool> skipsPart(const ChunkCall &c, const ChunkView &view,
-                               int64_t part, bool lastPart);
+/// The kernel calls over chunk (i, j) from ctx's chunk source, one per
+/// part: fn(part, phase, writes) with the propagation phase (resume after
+/// the first part of the first chunk, finish at the last part of the last
+/// one; kPhaseWhole for edge maps and unsplit runs) and whether the call
+/// writes the results (only a propagation's finishing call does). Each
+/// part is checked against the schedule (a propagation over one interval
+/// needs its chunk whole; a chunk listed as empty holds no edge), and an
+/// empty chunk between a propagation's first and last calls nothing: it
+/// leaves every row's running state as it is.
+llvm::Error forEachKernelPart(
+    const ExecutionContext &ctx, const std::vector<int32_t> &bounds,
+    bool reversed, const ChunkCall &c,
+    const std::function<llvm::Error(const ChunkView &, int64_t phase,
+                                    bool writes)> &fn);
 
 /// `compute`, then options.progress (when set) with the steps done.
 inline std::function<llvm::Error(int, Resident &)>

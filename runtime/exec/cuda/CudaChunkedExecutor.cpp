@@ -333,20 +333,10 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
     return cuda::launchPlanKernel(dev, plan, op, args, lo(j), hi(j), seed);
   // The chunk's CSR, in one or more parts, uploaded as it streams: the
   // offsets of rows [lo(j), hi(j)] (addressed from row 0) and its edges.
-  ChunkSource *source = chunked::chunkSourceOf(ctx);
-  int64_t part = 0;
-  return source->forEachPart(
-      reversed, pm.bounds, chunkedOp ? i : 0, chunkedOp ? j : 0,
-      [&](const ChunkView &view, bool lastPart) -> llvm::Error {
-        auto skip = chunked::skipsPart(
-            {op.getPropagate(), chunkedOp, empty, i, j, parts, lo(j), hi(j)},
-            view, part, lastPart);
-        if (!skip)
-          return skip.takeError();
-        if (*skip) {
-          ++part;
-          return llvm::Error::success();
-        }
+  return chunked::forEachKernelPart(
+      ctx, pm.bounds, reversed,
+      {op.getPropagate(), chunkedOp, empty, i, j, parts, lo(j), hi(j)},
+      [&](const ChunkView &view, int64_t phase, bool writes) -> llvm::Error {
         int64_t rowsN = hi(j) - lo(j), edges = view.numEdges;
         auto csr = dev.allocate((rowsN + 1) * 8 + 2 * std::max<int64_t>(edges, 1) * 4,
                                 "a streamed chunk's CSR");
@@ -371,14 +361,11 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
             KernelParam::buffer(others, edges), KernelParam::buffer(ids, edges)};
         all.insert(all.end(), args.begin(), args.end());
         if (op.getPropagate() && chunkedOp) {
-          bool finish = i + 1 == parts && lastPart;
-          all[3 + phaseAt].value = (i > 0 || part > 0 ? kPhaseResume : 0) |
-                                   (finish ? kPhaseFinish : 0);
-          if (!finish)
+          all[3 + phaseAt].value = phase;
+          if (!writes)
             for (size_t a = resultsAt; a < args.size(); ++a)
               all[3 + a].ptr = 0;
         }
-        ++part;
         return cuda::launchPlanKernel(dev, plan, op, all, lo(j), hi(j), seed);
       });
 }
