@@ -679,17 +679,22 @@ int saga::runTrain(const TrainCommandOptions &options) {
                                    what.c_str());
   } else if (options.run.profile) {
     // One more training step at the trained parameters, timed per plan
-    // step; it computes gradients but applies none.
-    ForwardOptions fo;
+    // step (under a budget, summed over its chunks, with the waits for
+    // transfers); it computes gradients but applies none.
+    ForwardOptions fo = t.execution;
     fo.lossMask = split.train;
     fo.profile = true;
     auto step = session->model->trainStep(fo, t.seed);
     if (!step)
       return fail(step.takeError());
+    const bool budgeted = fo.memoryBudget > 0;
     llvm::outs() << llvm::format(
-        "training step (forward with dropout + backward): %.2f ms, its "
-        "buffers peak at %.1f MiB\n",
-        step->seconds * 1e3, double(step->peakBytes) / (1 << 20));
+        "training step (forward with dropout + backward): %.2f ms, %s peak "
+        "at %.1f MiB\n",
+        step->seconds * 1e3,
+        budgeted ? "the device pool's" : "its buffers'",
+        double(budgeted ? step->chunked.run.poolPeak : step->peakBytes) /
+            (1 << 20));
     for (const auto &[what, seconds] : step->profile)
       llvm::outs() << llvm::format("  %8.3f ms  %s\n", seconds * 1e3,
                                    what.c_str());
