@@ -2,6 +2,7 @@
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/FaultInjection.h"
+#include "runtime/graph/Crc32.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -12,16 +13,25 @@
 #include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 using namespace saga;
 
 namespace {
 constexpr char kMagic[8] = {'S', 'A', 'G', 'A', 'C', 'K', 'P', 'T'};
-// Version 3 ends with the CRC-32 of everything before it (8 bytes), so a
-// damaged or truncated checkpoint is never read as valid; 1 and 2 (no
-// checksum) are still read.
-constexpr uint64_t kVersion = 3;
+// From version 3 a checkpoint ends with the CRC-32 of everything before it
+// (8 bytes), so a damaged or truncated checkpoint is never read as valid.
+// Version 3 computed it over the size modulo 2^32 only (zlib's length is
+// 32-bit), leaving all but that many bytes of a checkpoint over 4 GiB
+// unchecked; version 4 covers every byte (the same value below 4 GiB).
+// 1 and 2 (no checksum) and 3 are still read.
+constexpr uint64_t kVersion = 4;
+
+/// The checksum a checkpoint of `version` ends with, over `data`.
+uint64_t checksumOf(uint64_t version, const char *data, size_t bytes) {
+  if (version == 3)
+    return crc32Zlib(0, data, size_t(uint32_t(bytes)));
+  return crc32Update(0, data, bytes);
+}
 
 void put(std::string &out, uint64_t v) {
   out.append(reinterpret_cast<const char *>(&v), sizeof v);
@@ -123,8 +133,7 @@ llvm::Error saga::saveCheckpoint(const std::string &path,
   putTensors(bytes, ckpt.params);
   putTensors(bytes, ckpt.moment1);
   putTensors(bytes, ckpt.moment2);
-  put(bytes, crc32(0, reinterpret_cast<const Bytef *>(bytes.data()),
-                   uInt(bytes.size())));
+  put(bytes, checksumOf(kVersion, bytes.data(), bytes.size()));
 
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -170,14 +179,14 @@ llvm::Expected<Checkpoint> saga::loadCheckpoint(const std::string &path) {
   if (!r.failed && (version < 1 || version > kVersion))
     return llvm::createStringError(path + ": checkpoint version " +
                                    std::to_string(version) +
-                                   " is not supported (expected 1 to 3)");
+                                   " is not supported (expected 1 to " +
+                                   std::to_string(kVersion) + ")");
   if (!r.failed && version >= 3) {
     uint64_t stored = 0;
     if (data.size() < sizeof kMagic + 16)
       return llvm::createStringError(path + ": truncated checkpoint");
     std::memcpy(&stored, data.end() - 8, 8);
-    uint64_t actual = crc32(0, reinterpret_cast<const Bytef *>(data.data()),
-                            uInt(data.size() - 8));
+    uint64_t actual = checksumOf(version, data.data(), data.size() - 8);
     if (stored != actual)
       return llvm::createStringError(
           path + ": checksum mismatch: the checkpoint is damaged or "

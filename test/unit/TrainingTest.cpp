@@ -27,6 +27,7 @@
 
 #include "TestRandom.h"
 #include "runtime/train/Checkpoint.h"
+#include "runtime/graph/Crc32.h"
 #include "runtime/graph/Loaders.h"
 #include "runtime/Model.h"
 #include "runtime/train/ParamsFile.h"
@@ -1916,9 +1917,19 @@ TEST(TrainingCheckpoint, DamagedHeaders) {
   std::string wrongMagic = bytes;
   wrongMagic[3] = 'X';
   expectContains(load(wrongMagic), "not a Saga checkpoint");
-  expectContains(load(setU64(bytes, 8, 4)),
-                 "checkpoint version 4 is not supported (expected 1 to 3)");
-  // Version 3: any flipped byte, anywhere, is a checksum mismatch.
+  expectContains(load(setU64(bytes, 8, 5)),
+                 "checkpoint version 5 is not supported (expected 1 to 4)");
+  // A version 3 file (its checksum over the size modulo 2^32, the same
+  // below 4 GiB) still loads.
+  {
+    std::string v3 = setU64(bytes, 8, 3);
+    uint64_t crc = crc32Zlib(0, v3.data(), v3.size() - 8);
+    v3 = setU64(v3, v3.size() - 8, crc);
+    writeFile(dir / "v3.ckpt", v3);
+    auto c = loadCheckpoint(dir / "v3.ckpt");
+    EXPECT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  }
+  // Any flipped byte, anywhere, is a checksum mismatch.
   for (size_t at = 16; at < bytes.size(); at += 7) {
     std::string flipped = bytes;
     flipped[at] ^= 0x10;
