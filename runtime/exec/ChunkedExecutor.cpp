@@ -2,8 +2,6 @@
 
 #include "runtime/exec/ChunkedExecutor.h"
 
-#include <chrono>
-
 #include "analysis/ChunkPlan.h"
 #include "runtime/exec/ExecHelpers.h"
 

@@ -11,6 +11,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "analysis/ChunkPlan.h"
+#include "codegen/KernelEmitter.h"
+#include "runtime/exec/ChunkedExecutor.h"
 #include "parser/FrontEnd.h"
 #include "passes/Passes.h"
 
@@ -249,6 +251,66 @@ TEST(ChunkPlan, EmptyChunksLoadNoSources) {
   s.setEmptyChunks(std::vector<int32_t>{1, 16});
   ScopedDiagnosticHandler quiet(c.ctx.get(), [](Diagnostic &) { return success(); });
   EXPECT_TRUE(failed(s.verify()));
+}
+
+// The kernel calls over a chunk's parts: the checks against the schedule
+// and the propagation phases (a source of two parts, the second holding
+// one edge into row 1).
+class TwoParts : public ChunkSource {
+public:
+  llvm::Error forEachPart(bool, const std::vector<int32_t> &, int64_t,
+                          int64_t, const PartFn &fn) override {
+    ChunkView none, one;
+    none.offsets = zeros;
+    one.offsets = oneEdge;
+    one.others = &other;
+    one.edgeIds = &other;
+    one.numEdges = 1;
+    if (llvm::Error e = fn(none, false))
+      return e;
+    return fn(one, true);
+  }
+  const int64_t zeros[3] = {0, 0, 0}, oneEdge[3] = {0, 0, 1};
+  const int32_t other = 0;
+};
+
+TEST(ChunkPlan, KernelPartsAreCheckedAgainstTheSchedule) {
+  TwoParts source;
+  ExecutionContext ctx;
+  ctx.chunkSource = &source;
+  const std::vector<int32_t> bounds{0, 2, 4, 6};
+  auto calls = [&](chunked::ChunkCall c, std::string *error = nullptr) {
+    std::vector<std::pair<int64_t, bool>> seen; // phase, writes
+    llvm::Error e = chunked::forEachKernelPart(
+        ctx, bounds, false, c,
+        [&](const ChunkView &, int64_t phase, bool writes) -> llvm::Error {
+          seen.push_back({phase, writes});
+          return llvm::Error::success();
+        });
+    if (error)
+      *error = e ? llvm::toString(std::move(e)) : "";
+    else
+      EXPECT_FALSE(bool(e)) << llvm::toString(std::move(e));
+    return seen;
+  };
+  // A propagation's last chunk: resumes after its first part, finishes
+  // (and writes) at its last.
+  auto last = calls({true, true, false, 2, 0, 3, 0, 2});
+  ASSERT_EQ(last.size(), 2u);
+  EXPECT_EQ(last[0], std::make_pair(kPhaseResume, false));
+  EXPECT_EQ(last[1], std::make_pair(kPhaseResume | kPhaseFinish, true));
+  // An edge map runs whole, writing each time.
+  auto map = calls({false, true, false, 1, 0, 3, 0, 2});
+  EXPECT_EQ(map, (std::vector<std::pair<int64_t, bool>>{{kPhaseWhole, true},
+                                                        {kPhaseWhole, true}}));
+  // Errors: a propagation over one interval in two parts; a chunk the
+  // schedule lists as empty that holds an edge (in its second part).
+  std::string error;
+  calls({true, false, false, 0, 0, 1, 0, 6}, &error);
+  EXPECT_EQ(error, "a propagation over one interval needs its chunk in one part");
+  auto listed = calls({true, true, true, 1, 0, 3, 0, 2}, &error);
+  EXPECT_EQ(error, "chunk [1, 0] holds edges but the schedule lists it as empty");
+  EXPECT_TRUE(listed.empty()); // a middle empty chunk calls nothing
 }
 
 } // namespace
