@@ -47,7 +47,7 @@ std::vector<int> issuePoints(const MemoryPlan &plan, size_t numTensors) {
   std::vector<int> lastAfter(numTensors, -1), at(plan.transfers.size(), -1);
   for (size_t k = 0; k < plan.transfers.size(); ++k) {
     const Transfer &t = plan.transfers[k];
-    if (t.kind == Transfer::Load)
+    if (t.isLoad())
       at[k] = std::max({0, t.op - kPrefetchDepth, lastAfter[size_t(t.tensor)] + 1});
     else
       lastAfter[size_t(t.tensor)] = t.op;
@@ -81,6 +81,18 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
       auto it = memo->find(bounds);
       if (it == memo->end())
         it = memo->emplace(bounds, of(bounds)).first;
+      return it->second;
+    };
+  }
+  if (graph.rowCounts) {
+    auto memo = std::make_shared<
+        std::map<std::pair<bool, std::vector<int32_t>>, std::vector<int64_t>>>();
+    graph.rowCounts = [memo, of = graph.rowCounts](
+                          bool reversed, const std::vector<int32_t> &bounds) {
+      auto key = std::make_pair(reversed, bounds);
+      auto it = memo->find(key);
+      if (it == memo->end())
+        it = memo->emplace(key, of(reversed, bounds)).first;
       return it->second;
     };
   }
@@ -158,23 +170,34 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
       b, loc, i64(cp.budget), i64(p.budget), i64(pm.group), i64(pm.pinnedBytes),
       i64(cp.minimum), i64(cp.graph.vertices), i64(cp.graph.edges),
       b.getDenseI32ArrayAttr(pm.bounds), b.getStringAttr(cp.plan.method),
-      i64(cp.plan.bytesMoved()), emptyChunksAttr(b, pm));
+      i64(cp.plan.bytesMoved()), emptyChunksAttr(b, pm),
+      !pm.rowCounts[0].empty() || !pm.rowCounts[1].empty() ? b.getUnitAttr()
+                                                           : UnitAttr());
   Block *block = new Block();
   schedule.getBody().push_back(block);
   b.setInsertionPointToEnd(block);
-  auto transfer = [&](auto tag, int t) {
+  auto transfer = [&](auto tag, int t, int64_t rows = -1) {
     using OpTy = decltype(tag);
     const PlanPiece &piece = pm.pieces[size_t(t)];
     Value v = piece.stateOf ? piece.stateOf->getResult(0)
                             : Value::getFromOpaquePointer(piece.value);
     OpTy::create(b, loc, v, i64(piece.piece),
-                   piece.stateOf ? b.getUnitAttr() : UnitAttr());
+                 piece.stateOf ? b.getUnitAttr() : UnitAttr(),
+                 rows >= 0 ? i64(rows) : IntegerAttr());
+  };
+  // A partial load's row count: its bytes over the piece's row size.
+  auto rowsLoaded = [&](const Transfer &t) -> int64_t {
+    if (t.kind != Transfer::LoadRows)
+      return -1;
+    const PlanPiece &piece = pm.pieces[size_t(t.tensor)];
+    int64_t count = pm.bounds[size_t(piece.piece) + 1] - pm.bounds[size_t(piece.piece)];
+    return transferBytes(p, t) / (p.tensors[size_t(t.tensor)].bytes / count);
   };
   std::vector<int> issueAt = issuePoints(cp.plan, p.tensors.size());
   // Prefetches by the step they precede.
   std::vector<std::vector<int>> prefetches(p.ops.size());
   for (size_t k = 0; k < cp.plan.transfers.size(); ++k)
-    if (cp.plan.transfers[k].kind == Transfer::Load &&
+    if (cp.plan.transfers[k].isLoad() &&
         issueAt[k] < cp.plan.transfers[k].op)
       prefetches[size_t(issueAt[k])].push_back(int(k));
   size_t at = 0;
@@ -182,9 +205,10 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
     for (int x : prefetches[k])
       transfer(PrefetchOp(), cp.plan.transfers[size_t(x)].tensor);
     for (; at < cp.plan.transfers.size() && cp.plan.transfers[at].op == int(k) &&
-           cp.plan.transfers[at].kind == Transfer::Load;
+           cp.plan.transfers[at].isLoad();
          ++at)
-      transfer(LoadOp(), cp.plan.transfers[at].tensor);
+      transfer(LoadOp(), cp.plan.transfers[at].tensor,
+               rowsLoaded(cp.plan.transfers[at]));
     const PlanStep &step = pm.steps[k];
     StepOp::create(b, loc, i64(int64_t(k)),
                      b.getStringAttr(plainName(p.ops[k].name)), i64(step.i),
@@ -280,6 +304,27 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
       Transfer tr{Transfer::Load, t, steps};
       if (steps >= int(p.ops.size()))
         return exec::errorAt(&op, "a load after the last step");
+      if (auto rows = op.getAttrOfType<IntegerAttr>("rows")) {
+        // The rows the next step's chunk reads (the verifier checked the
+        // piece is an interval's).
+        const PlanPiece &at = pm.pieces[size_t(t)];
+        int64_t count = pm.bounds[size_t(at.piece) + 1] - pm.bounds[size_t(at.piece)];
+        const std::vector<int> &other = pm.otherEnd[size_t(steps)];
+        if (std::find(other.begin(), other.end(), t) == other.end())
+          return exec::errorAt(&op, "step " + std::to_string(steps) +
+                                        " does not read this piece at a "
+                                        "chunk's other end: it cannot load "
+                                        "some of its rows");
+        if (rows.getInt() >= count)
+          return exec::errorAt(&op, "loads " + std::to_string(rows.getInt()) +
+                                        " rows of an interval of " +
+                                        std::to_string(count));
+        tr.kind = Transfer::LoadRows;
+        PlanOperator &next = p.ops[size_t(steps)];
+        if (next.partialBytes(t) < 0)
+          next.partialReads.push_back(
+              {t, rows.getInt() * (p.tensors[size_t(t)].bytes / count)});
+      }
       auto pf = pendingPrefetch.find(t);
       if (pf != pendingPrefetch.end()) {
         tr.issueAt = pf->second;
@@ -287,7 +332,7 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
       } else {
         tr.issueAt = steps; // not ahead
       }
-      plan.loadBytes += p.tensors[size_t(t)].bytes;
+      plan.loadBytes += transferBytes(p, tr);
       plan.transfers.push_back(tr);
       continue;
     }

@@ -63,6 +63,19 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
     if (out.occupied.size() != size_t(parts * parts))
       out.occupied.clear(); // not known at these bounds
   }
+  // Each direction's row counts, asked for when a chunk needs them.
+  bool countsAsked[2] = {false, false};
+  auto rowCount = [&](int64_t i, int64_t j, bool reversed) -> int64_t {
+    if (parts < 2 || !graph.rowCounts)
+      return -1;
+    if (!countsAsked[reversed]) {
+      countsAsked[reversed] = true;
+      out.rowCounts[reversed] = graph.rowCounts(reversed, out.bounds);
+      if (out.rowCounts[reversed].size() != size_t(parts * parts))
+        out.rowCounts[reversed].clear();
+    }
+    return out.chunkRowCount(i, j, reversed);
+  };
   auto rowsOf = [&](int64_t j) {
     return int64_t(out.bounds[size_t(j) + 1] - out.bounds[size_t(j)]);
   };
@@ -121,9 +134,11 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
   };
   // Every step is kept, even one that touches only small (pinned) values:
   // an executor runs the problem's operators.
-  auto push = [&](PlanOperator o, PlanStep step) {
+  auto push = [&](PlanOperator o, PlanStep step,
+                  std::vector<int> otherEnd = {}) {
     p.ops.push_back(std::move(o));
     out.steps.push_back(step);
+    out.otherEnd.push_back(std::move(otherEnd));
   };
   Block &block = plan.getBody().front();
   for (BlockArgument arg : block.getArguments())
@@ -210,11 +225,40 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
                    std::to_string(j) + "]";
           // An empty chunk reads none of the other end's rows.
           const bool empty = twoD && out.chunkEmpty(i, j, rowsAreSources);
+          // Other-end pieces of which the chunk reads fewer rows than the
+          // interval holds: readable in part.
+          std::vector<std::pair<int, int64_t>> partial;
+          std::vector<int> whole; // pieces read at the rows' side
           for (auto [k, v] : llvm::enumerate(op.getOperands())) {
             bool other = otherSide(unsigned(k));
-            if (!(other && empty))
-              add(o.reads, piece(v, other ? i : j));
+            if (other && empty)
+              continue;
+            int t = piece(v, other ? i : j);
+            add(o.reads, t);
+            if (t < 0)
+              continue;
+            if (!other || tensorsOf(v, false).size() != size_t(parts)) {
+              whole.push_back(t);
+              continue;
+            }
+            // Bytes of the rows read, when fewer than the interval's
+            // (-1: not known; the piece is still only read here).
+            int64_t n = rowCount(i, j, rowsAreSources);
+            if (n < 0 || (n > 0 && n < rowsOf(i)))
+              partial.push_back(
+                  {t, n < 0 ? -1 : p.tensors[size_t(t)].bytes / rowsOf(i) * n});
+            else
+              whole.push_back(t);
           }
+          std::vector<int> otherEnd;
+          for (auto &[t, bytes] : partial)
+            if (std::find(whole.begin(), whole.end(), t) == whole.end() &&
+                std::find(otherEnd.begin(), otherEnd.end(), t) ==
+                    otherEnd.end()) {
+              otherEnd.push_back(t);
+              if (bytes >= 0)
+                o.partialReads.push_back({t, bytes});
+            }
           if (propagate)
             (i == 0 ? o.writes : o.updates).push_back(state);
           bool last = !propagate || i + 1 == parts;
@@ -232,7 +276,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
             else if (last)
               o.writes.push_back(t);
           }
-          push(std::move(o), {&op, twoD ? i : -1, j});
+          push(std::move(o), {&op, twoD ? i : -1, j}, std::move(otherEnd));
         }
     }
   }

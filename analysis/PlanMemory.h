@@ -23,7 +23,10 @@
 // group, source interval i outer, the group's j inner (1: j outer, i
 // inner), so a source piece serves the whole group while it is resident.
 // The intervals' bounds are exec::chunkIntervals (slice bounds
-// of the weight gradient), so P may come out smaller than asked.
+// of the weight gradient), so P may come out smaller than asked. Where
+// the graph says how many rows a chunk reads at its other end, and that
+// is fewer than its interval holds, the chunk's read of the other end's
+// piece is a partial read of those rows (PlanOperator::partialReads).
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,12 +68,20 @@ struct PlanPiece {
 using ChunkOccupancy =
     std::function<std::vector<uint8_t>(const std::vector<int32_t> &bounds)>;
 
+/// How many rows of interval i each chunk (i, j) reads at its other end,
+/// P x P, [i * P + j], in a CSR direction (`reversed`: rows are sources,
+/// the other ends targets). Empty: not known.
+using ChunkRowCounts = std::function<std::vector<int64_t>(
+    bool reversed, const std::vector<int32_t> &bounds)>;
+
 /// What sizes a plan's values: the graph's vertex and edge counts, and
 /// where known which chunks are empty (an empty chunk reads none of its
-/// sources: NGra's selective loading at its limit).
+/// sources: NGra's selective loading at its limit) and how many rows each
+/// chunk reads (so a chunk may load only those: selective loading).
 struct GraphSize {
   int64_t vertices = 0, edges = 0;
   ChunkOccupancy occupancy;
+  ChunkRowCounts rowCounts;
 };
 inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges, {}}; }
 
@@ -78,6 +89,9 @@ struct PlanMemory {
   MemoryProblem problem; // budget left 0: the caller's to set
   int64_t pinnedBytes = 0;
   std::vector<PlanStep> steps;   // per problem operator
+  /// Per operator: the other end's pieces a 2-D chunk reads (and reads
+  /// only there), which it may load in part.
+  std::vector<std::vector<int>> otherEnd;
   std::vector<PlanPiece> pieces; // per problem tensor
   std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
   int64_t group = 1;             // destination intervals per chunk group
@@ -93,6 +107,18 @@ struct PlanMemory {
     if (occupied.size() != size_t(parts * parts) || i < 0 || j < 0)
       return false;
     return !occupied[size_t(reversed ? j * parts + i : i * parts + j)];
+  }
+  /// GraphSize::rowCounts at `bounds`, per direction ([1]: reversed), or
+  /// empty.
+  std::vector<int64_t> rowCounts[2];
+  /// How many rows of interval i chunk (i, j) reads at its other end, or
+  /// -1 when not known.
+  int64_t chunkRowCount(int64_t i, int64_t j, bool reversed) const {
+    const std::vector<int64_t> &c = rowCounts[reversed ? 1 : 0];
+    const int64_t parts = int64_t(bounds.size()) - 1;
+    if (c.size() != size_t(parts * parts) || i < 0 || j < 0)
+      return -1;
+    return c[size_t(i * parts + j)];
   }
   /// How many of the P x P chunks are empty.
   int64_t emptyChunks() const {

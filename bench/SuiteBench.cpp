@@ -96,6 +96,7 @@ struct Options {
   bool reorder = true; // --reorder degree (default) or none
   int64_t sourceIntervals = 0; // ForwardOptions::sourceIntervals
   double oversubscription = 0;  // train: budget = unbounded peak / this
+  bool selective = true;        // train: ForwardOptions::selectiveLoading
   std::string scratch;          // train: spill folder (else host RAM)
   int64_t features = 128;       // sgf: feature width
   int64_t classes = 16;         // sgf: classes
@@ -137,6 +138,8 @@ options:
                       unbounded step's peak / X (ForwardOptions::memoryBudget)
   --scratch DIR       train: with --oversubscribe, spill to files in DIR
                       (default: the next tier in host RAM)
+  --no-selective      train: with --oversubscribe, load whole source pieces
+                      (ForwardOptions::selectiveLoading off)
   --source-intervals N
                       propagations over N source intervals (2-D chunks);
                       0 (default) picks cache-sized ones on dense graphs,
@@ -181,6 +184,10 @@ Options parseOptions(int argc, char **argv) {
       llvm::outs() << kUsage;
       std::exit(0);
     }
+    if (arg == "--no-selective") { // a flag: no value
+      o.selective = false;
+      continue;
+    }
     size_t eq = arg.find('=');
     if (eq != std::string::npos) {
       value = arg.substr(eq + 1);
@@ -216,6 +223,7 @@ Options parseOptions(int argc, char **argv) {
       o.threads = unsigned(number(value, 1024));
     else if (arg == "--oversubscribe")
       o.oversubscription = std::atof(value.c_str());
+
     else if (arg == "--features")
       o.features = std::atoll(value.c_str());
     else if (arg == "--classes")
@@ -644,6 +652,7 @@ int runTraining(const Options &o) {
     int64_t peak = planLru(pm.problem).peakBytes + pm.pinnedBytes;
     to.execution.memoryBudget = int64_t(double(peak) / o.oversubscription);
     to.execution.scratch = o.scratch;
+    to.execution.selectiveLoading = o.selective;
     llvm::outs() << llvm::format(
         "train     out of core: unbounded step peak %.1f MiB, budget %.1f MiB "
         "(%.1fx), next tier %s\n",
@@ -667,14 +676,17 @@ int runTraining(const Options &o) {
       llvm::outs() << llvm::format(
           "progress  out of core: %lld intervals, plan %s %.1f MiB, moved "
           "%.1f MiB (%.3fx the plan), overlap %.0f%%, stall %.1f ms, pool "
-          "peak %.1f MiB\n",
+          "peak %.1f MiB; %lld loads of chunk rows, %.1f MiB for %.1f MiB of "
+          "pieces\n",
           (long long)c.intervals, c.method.c_str(),
           double(c.plannedBytes) / (1 << 20),
           double(t.bytesLoaded + t.bytesStored) / (1 << 20),
           double(t.bytesLoaded + t.bytesStored) /
               double(std::max<int64_t>(1, c.plannedBytes)),
           100 * t.overlap(), t.stallSeconds * 1e3,
-          double(c.run.poolPeak) / (1 << 20));
+          double(c.run.poolPeak) / (1 << 20), (long long)c.rowLoads,
+          double(c.rowLoadBytes) / (1 << 20),
+          double(c.rowLoadWholeBytes) / (1 << 20));
     }
   }));
   double med = median(times);

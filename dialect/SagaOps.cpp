@@ -647,6 +647,16 @@ LogicalResult ScheduleOp::verify() {
     if (piece < -1 || piece >= parts)
       return op.emitOpError() << "piece " << piece << " is outside the "
                               << parts << " intervals";
+    if (auto rows = op.getAttrOfType<IntegerAttr>("rows")) {
+      if (!isa<PrefetchOp, LoadOp>(op))
+        return op.emitOpError() << "only a load reads some rows";
+      if (rows.getInt() < 1)
+        return op.emitOpError() << "loads at least one row (found "
+                                << rows.getInt() << ")";
+      if (piece < 0 || op.hasAttr("state"))
+        return op.emitOpError() << "rows are loaded from an interval's piece "
+                                   "of a value";
+    }
     if (op.hasAttr("state")) {
       auto launch = op.getOperand(0).getDefiningOp<LaunchOp>();
       if (!launch || !launch.getPropagate())

@@ -660,7 +660,11 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     - `saga.prefetch %v [j]`: the transfer engine may start loading piece j
       of %v here, ahead of the step that needs it, if the room allows;
     - `saga.load %v [j]`: piece j of %v must be resident for the next step
-      (loaded here unless a prefetch started it);
+      (loaded here unless a prefetch started it); `saga.load %v [i] rows N`
+      loads only the N rows of interval i that the next step's 2-D chunk
+      reads (NGra's selective loading), each into its place in the piece's
+      buffer, and the piece leaves the device tier after the step (a
+      `saga.free` follows it unless the step was its last use);
     - `saga.store %v [j]`: after the step, piece j goes down to the next
       tier (its copy there is current again);
     - `saga.free %v [j]`: after the step, piece j leaves the device tier
@@ -675,6 +679,9 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     read none of the other end's rows, so the plan loads no source piece
     for them (NGra's selective loading where a chunk reads no sources), and
     a propagation's empty chunk between its first and last is not launched.
+
+    `selective`, when present, says the plan was made knowing how many rows
+    each chunk reads at its other end, so it could load only those.
 
     A piece of -1 is the whole value; `state` names the running state of
     the propagation that defines %v (its partial reductions per destination
@@ -696,7 +703,8 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
                        I64Attr:$minimum, I64Attr:$vertices, I64Attr:$edges,
                        DenseI32ArrayAttr:$intervals, StrAttr:$method,
                        I64Attr:$moved,
-                       OptionalAttr<DenseI32ArrayAttr>:$empty_chunks);
+                       OptionalAttr<DenseI32ArrayAttr>:$empty_chunks,
+                       UnitAttr:$selective);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;
@@ -712,9 +720,10 @@ def Saga_StepOp : Saga_Op<"step", [HasParent<"ScheduleOp">]> {
 class Saga_TransferOp<string mnemonic, string what>
     : Saga_Op<mnemonic, [HasParent<"ScheduleOp">]> {
   let summary = what;
-  let arguments = (ins AnyType:$value, I64Attr:$piece, UnitAttr:$state);
+  let arguments = (ins AnyType:$value, I64Attr:$piece, UnitAttr:$state,
+                       OptionalAttr<I64Attr>:$rows);
   let assemblyFormat = [{
-    (`state` $state^)? $value ` ` `[` $piece `]` attr-dict `:` qualified(type($value))
+    (`state` $state^)? $value ` ` `[` $piece `]` (`rows` $rows^)? attr-dict `:` qualified(type($value))
   }];
 }
 

@@ -670,7 +670,8 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ChunkedOptions co{options.memoryBudget, options.intervals,
                     options.chunkGroup,   options.scratch,
                     options.directIO,     impl->chunkedPlans.get(),
-                    options.chunkReadAhead, options.chunkProgress};
+                    options.chunkReadAhead, options.chunkProgress,
+                    options.selectiveLoading};
   auto results =
       options.memoryBudget > 0
           ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked)

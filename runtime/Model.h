@@ -110,6 +110,10 @@ struct ForwardOptions {
   /// From a graph file (Model::setChunkSource with GraphFileChunks): read
   /// the chunks on their own thread ahead of the kernels that need them.
   bool chunkReadAhead = true;
+  /// Under a budget, with the graph in memory and spills in host RAM:
+  /// chunks load only the rows of their other end they read, where that
+  /// moves fewer bytes (ChunkedOptions::selective).
+  bool selectiveLoading = true;
   /// Under a budget: called after each step of the chunked schedule with
   /// the steps done and their count (ChunkedOptions::progress).
   std::function<void(int64_t done, int64_t steps)> chunkProgress;

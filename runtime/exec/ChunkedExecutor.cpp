@@ -56,7 +56,8 @@ public:
   /// parameter, a constant) from where it lives: the caller's tensor, a
   /// streamed input's reader, or the constant's value. The next tier's
   /// loads of inputs come here: inputs are never copied down first.
-  llvm::Error readInput(int t, void *to, int64_t bytes);
+  llvm::Expected<int64_t> readInput(int t, void *to, int64_t bytes,
+                                    const RowSelection *rows);
   bool isInput(int t) const { return pm.problem.tensors[size_t(t)].input; }
   /// Runs operator k of the problem, then hands the rows it made of
   /// returned vertex values to the caller's outputs.
@@ -205,8 +206,9 @@ std::vector<int64_t> ChunkedRun::window(const std::vector<int64_t> &blocks,
   return w;
 }
 
-llvm::Error ChunkedRun::readInput(int t, void *to, int64_t bytes) {
-  return chunked::readInput(model, ctx, pm, t, to, bytes);
+llvm::Expected<int64_t> ChunkedRun::readInput(int t, void *to, int64_t bytes,
+                                              const RowSelection *rows) {
+  return chunked::readInput(model, ctx, pm, t, to, bytes, rows);
 }
 
 llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
@@ -561,12 +563,90 @@ llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
 ChunkedPlanCache::ChunkedPlanCache() = default;
 ChunkedPlanCache::~ChunkedPlanCache() = default;
 
+namespace {
+/// Whether a plan step's kernel runs over out-edges (its rows are sources,
+/// a chunk's other ends targets).
+bool overOutEdges(const PlanStep &step) {
+  auto launch = dyn_cast_or_null<LaunchOp>(step.op);
+  if (!launch)
+    return false;
+  auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+      launch, launch.getCalleeAttr());
+  return fn && fn->hasAttr("saga.reversed");
+}
+
+/// The bytes of one row of interval piece t.
+int64_t rowBytesOf(const PlanMemory &pm, int t) {
+  const PlanPiece &piece = pm.pieces[size_t(t)];
+  int64_t count = pm.bounds[size_t(piece.piece) + 1] - pm.bounds[size_t(piece.piece)];
+  return pm.problem.tensors[size_t(t)].bytes / count;
+}
+
+/// Whether every partial load of a plan read back from a schedule loads
+/// as many rows as the graph's chunk reads.
+bool partialLoadsMatch(const ChunkPlan &cp, const GraphSize &size) {
+  const PlanMemory &pm = cp.memory;
+  std::vector<int64_t> counts[2];
+  for (const Transfer &t : cp.plan.transfers) {
+    if (t.kind != Transfer::LoadRows)
+      continue;
+    const PlanStep &step = pm.steps[size_t(t.op)];
+    bool reversed = overOutEdges(step);
+    if (!size.rowCounts)
+      return false;
+    if (counts[reversed].empty())
+      counts[reversed] = size.rowCounts(reversed, pm.bounds);
+    const int64_t parts = cp.intervals();
+    if (counts[reversed].size() != size_t(parts * parts) ||
+        counts[reversed][size_t(step.i * parts + step.j)] * rowBytesOf(pm, t.tensor) !=
+            transferBytes(pm.problem, t))
+      return false;
+  }
+  return true;
+}
+} // namespace
+
+void chunked::noteRowLoads(const PlanMemory &pm, const MemoryPlan &plan,
+                           ChunkedStats *stats) {
+  for (const Transfer &t : plan.transfers)
+    if (t.kind == Transfer::LoadRows) {
+      ++stats->rowLoads;
+      stats->rowLoadBytes += transferBytes(pm.problem, t);
+      stats->rowLoadWholeBytes += pm.problem.tensors[size_t(t.tensor)].bytes;
+    }
+}
+
+RowsFn chunked::chunkRows(const ExecutionContext &ctx, const PlanMemory &pm) {
+  return [&ctx, &pm](int op, int t) -> llvm::Expected<RowSelection> {
+    const PlanStep &step = pm.steps[size_t(op)];
+    ChunkSource *source = chunkSourceOf(ctx);
+    auto rows = source ? source->chunkRows(overOutEdges(step), pm.bounds,
+                                           step.i, step.j)
+                       : nullptr;
+    const int64_t rowBytes = rowBytesOf(pm, t);
+    const int64_t want = pm.problem.ops[size_t(op)].partialBytes(t) / rowBytes;
+    if (!rows || int64_t(rows->size()) != want)
+      return llvm::createStringError(
+          "the schedule loads " + std::to_string(want) + " rows of " +
+          pm.problem.tensors[size_t(t)].name + " for step " +
+          std::to_string(op) + " (chunk [" + std::to_string(step.i) + ", " +
+          std::to_string(step.j) + "]); the graph's chunk reads " +
+          (rows ? std::to_string(rows->size()) : std::string("rows not known")) +
+          ": the schedule was made for another graph");
+    return RowSelection{std::move(rows), rowBytes};
+  };
+}
+
 llvm::Expected<ChunkedPlanCache::Entry *>
 chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
               const ChunkedOptions &options, ChunkedPlanCache &local) {
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
+  // Selective loading needs the rows each chunk reads, and a next tier
+  // that reads rows alone (host RAM: a spill slot is checked whole).
+  const bool selective = source && options.scratch.empty() && options.selective;
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
-                             options.budget, options.intervals, options.group);
+                             options.budget, options.intervals, options.group,
+                             selective);
   std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
   if (entry)
     return entry.get();
@@ -589,6 +669,23 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
     return listed ? ArrayRef<int32_t>(*listed) == ArrayRef<int32_t>(empty)
                   : empty.empty();
   };
+  if (selective)
+    size.rowCounts = [source](bool reversed,
+                              const std::vector<int32_t> &bounds) {
+      return source->chunkRowCounts(reversed, bounds);
+    };
+  auto boundsOf = [](ScheduleOp s) {
+    return std::vector<int32_t>(s.getIntervals().begin(),
+                                s.getIntervals().end());
+  };
+  // A schedule made with (or without) the chunks' row counts is reused
+  // only where they are (or are not) known, and the same.
+  auto sameRows = [&](ScheduleOp s) {
+    bool known = size.rowCounts &&
+                 (!size.rowCounts(false, boundsOf(s)).empty() ||
+                  !size.rowCounts(true, boundsOf(s)).empty());
+    return s.getSelective() == known;
+  };
   ScheduleOp schedule = findSchedule(model);
   if (!schedule || int64_t(schedule.getBudget()) != options.budget ||
       int64_t(schedule.getVertices()) != g.numVertices ||
@@ -596,7 +693,7 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
       (options.intervals > 0 &&
        int64_t(schedule.getIntervals().size()) - 1 != options.intervals) ||
       (options.group > 0 && int64_t(schedule.getGroup()) != options.group) ||
-      !sameEmptyChunks(schedule)) {
+      !sameEmptyChunks(schedule) || !sameRows(schedule)) {
     auto made = planChunked(model, size, options.budget, options.intervals,
                             options.group);
     if (!made)
@@ -606,6 +703,16 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
   auto read = readSchedule(schedule);
   if (!read)
     return read.takeError();
+  if (!partialLoadsMatch(*read, size)) { // made for another graph
+    auto made = planChunked(model, size, options.budget, options.intervals,
+                            options.group);
+    if (!made)
+      return made.takeError();
+    schedule = writeSchedule(model, *made);
+    read = readSchedule(schedule);
+    if (!read)
+      return read.takeError();
+  }
   entry = std::make_unique<ChunkedPlanCache::Entry>();
   entry->chunk = std::move(*read);
   return entry.get();
@@ -738,9 +845,11 @@ const Tensor *chunked::external(ModelOp model, const ExecutionContext &ctx,
   return nullptr;
 }
 
-llvm::Error chunked::readInput(ModelOp model, const ExecutionContext &ctx,
-                               const PlanMemory &pm, int t, void *to,
-                               int64_t bytes) {
+llvm::Expected<int64_t> chunked::readInput(ModelOp model,
+                                           const ExecutionContext &ctx,
+                                           const PlanMemory &pm, int t,
+                                           void *to, int64_t bytes,
+                                           const RowSelection *rows) {
   const Graph &g = *ctx.graph;
   auto lo = [&](int64_t j) { return j < 0 ? int64_t(0) : int64_t(pm.bounds[size_t(j)]); };
   auto hi = [&](int64_t j) {
@@ -750,7 +859,7 @@ llvm::Error chunked::readInput(ModelOp model, const ExecutionContext &ctx,
   const std::string &name = pm.problem.tensors[size_t(t)].name;
   Value v = Value::getFromOpaquePointer(p.value);
   const int64_t first = p.piece >= 0 ? lo(p.piece) : 0;
-  const int64_t rows = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
+  const int64_t count = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
   if (const Tensor *ext = external(model, ctx, v)) {
     if (ext->numElements() != elementsOf(v.getType(), g))
       return llvm::createStringError(
@@ -758,16 +867,32 @@ llvm::Error chunked::readInput(ModelOp model, const ExecutionContext &ctx,
           ", the model needs " +
           Tensor::describe(shapeOf(v.getType(), g.numVertices),
                            dtypeOf(v.getType())));
-    int64_t rowBytes = rows ? bytes / rows : 0;
-    std::memcpy(to, reinterpret_cast<const char *>(ext->f32()) + first * rowBytes,
-                size_t(bytes));
-    return llvm::Error::success();
+    int64_t rowBytes = count ? bytes / count : 0;
+    const char *from =
+        reinterpret_cast<const char *>(ext->f32()) + first * rowBytes;
+    if (rows) {
+      copyRows(to, from, *rows);
+      return rows->bytes();
+    }
+    std::memcpy(to, from, size_t(bytes));
+    return bytes;
   }
   if (auto arg = dyn_cast<BlockArgument>(v); arg && ctx.rowReaders) {
     auto it = ctx.rowReaders->find(argName(model, arg));
-    if (it != ctx.rowReaders->end())
-      return it->second(first, p.piece >= 0 ? hi(p.piece) : g.numVertices,
-                        static_cast<float *>(to));
+    if (it != ctx.rowReaders->end()) {
+      std::vector<float> whole;
+      float *into = static_cast<float *>(to);
+      if (rows) {
+        whole.resize(size_t(bytes / 4));
+        into = whole.data();
+      }
+      if (llvm::Error e = it->second(
+              first, p.piece >= 0 ? hi(p.piece) : g.numVertices, into))
+        return std::move(e);
+      if (rows)
+        copyRows(to, whole.data(), *rows);
+      return bytes;
+    }
   }
   if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
@@ -775,12 +900,10 @@ llvm::Error chunked::readInput(ModelOp model, const ExecutionContext &ctx,
       return errorAt(c, "only splat float constants are supported");
     std::fill_n(static_cast<float *>(to), bytes / 4,
                 float(dense.getSplatValue<APFloat>().convertToDouble()));
-    return llvm::Error::success();
+    return bytes;
   }
   return llvm::createStringError("input " + name + " is not set");
 }
-
-
 
 llvm::Expected<std::string> saga::describeChunked(ModelOp model,
                                                  const Graph &g,
@@ -838,10 +961,11 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   std::unique_ptr<ChunkReadAhead> ahead =
       chunked::readAhead(model, runCtx, pm, options);
   ChunkedRun run(model, runCtx, pm);
-  chunked::InputTier inputs(*tier, [&](int t) { return run.isInput(t); },
-                   [&](int t, void *to, int64_t bytes) {
-                     return run.readInput(t, to, bytes);
-                   });
+  chunked::InputTier inputs(
+      *tier, [&](int t) { return run.isInput(t); },
+      [&](int t, void *to, int64_t bytes, const RowSelection *rows) {
+        return run.readInput(t, to, bytes, rows);
+      });
   // One device tier per budget, whichever plan runs (training step,
   // evaluation): its recycled blocks count against the budget.
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
@@ -854,7 +978,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
                            chunked::reporting(
                                [&](int k, Resident &r) { return run.compute(k, r); },
                                options, int64_t(pm.steps.size())),
-                           kPrefetchDepth);
+                           kPrefetchDepth, chunked::chunkRows(runCtx, pm));
   if (!ran)
     return ran.takeError();
   chunked::noteReadAhead(ahead.get(), stats);
@@ -871,6 +995,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = plan.method;
     stats->plannedBytes = plan.bytesMoved();
+    chunked::noteRowLoads(pm, plan, stats);
     stats->run = *ran;
   }
   return run.takeResults();

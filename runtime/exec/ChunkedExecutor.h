@@ -45,7 +45,10 @@ public:
   ChunkedPlanCache();
   ~ChunkedPlanCache();
   struct Entry;
-  std::map<std::tuple<const void *, const void *, int64_t, int64_t, int64_t>,
+  /// By model, graph, budget, intervals, group and whether chunks may
+  /// load only the rows they read.
+  std::map<std::tuple<const void *, const void *, int64_t, int64_t, int64_t,
+                      bool>,
            std::unique_ptr<Entry>>
       entries;
   /// The device tier, one per budget, shared by every plan run under it.
@@ -70,6 +73,10 @@ struct ChunkedOptions {
   /// Called after each step of the schedule with the steps done and their
   /// count (a long run's progress line).
   std::function<void(int64_t done, int64_t steps)> progress;
+  /// Chunks that read few rows of their other end's interval load only
+  /// those (NGra's selective loading), where the chunk source knows them
+  /// (a graph in memory) and the next tier is host RAM.
+  bool selective = true;
 };
 
 struct ChunkedStats {
@@ -79,6 +86,10 @@ struct ChunkedStats {
   int64_t pinnedBytes = 0;  // values under 1 MiB, kept out of the plan
   std::string method;       // the planner's (exact, or its fallback)
   int64_t plannedBytes = 0; // what the plan moves
+  /// Loads of only the rows a chunk reads (selective loading): how many
+  /// the plan makes, their bytes, and the pieces' bytes had they been
+  /// loaded whole.
+  int64_t rowLoads = 0, rowLoadBytes = 0, rowLoadWholeBytes = 0;
   PlanRunStats run;         // what moved, stalls, the pool's peak
   /// Chunks read ahead from a file: parts handed over, requests read in
   /// place (out of the schedule's order), the reader's busy time and the
@@ -118,6 +129,16 @@ inline ChunkSource *chunkSourceOf(const ExecutionContext &ctx) {
 llvm::Expected<ChunkedPlanCache::Entry *>
 plan(ModelOp model, const Graph &g, ChunkSource *source,
      const ChunkedOptions &options, ChunkedPlanCache &local);
+
+/// The rows a plan's partial loads read (Transfer::LoadRows): for step
+/// k's chunk (i, j), the rows of interval i the chunk source says it reads
+/// at its other end; an error when they are not as many as the schedule
+/// loads (a schedule made for another graph).
+RowsFn chunkRows(const ExecutionContext &ctx, const PlanMemory &pm);
+
+/// The plan's partial loads, into `stats` (rowLoads and their bytes).
+void noteRowLoads(const PlanMemory &pm, const MemoryPlan &plan,
+                  ChunkedStats *stats);
 
 /// For a source that reads from storage (and options.readAhead): a reader
 /// of the chunks the plan's steps will ask for, in their order, on its own
@@ -185,17 +206,24 @@ void keepRows(llvm::DenseMap<mlir::Value, Tensor> &outputs, mlir::Value res,
 
 /// Reads input tensor t of the problem (a piece of a graph input, a
 /// parameter, a constant) from where it lives: the caller's tensor, a
-/// streamed input's reader, or the constant's value.
-llvm::Error readInput(ModelOp model, const ExecutionContext &ctx,
-                      const PlanMemory &pm, int t, void *to, int64_t bytes);
+/// streamed input's reader, or the constant's value. With `rows`, only
+/// those rows land in `to` (the others are left as they were): from the
+/// caller's tensor they alone are copied; a streamed input is read whole.
+/// The bytes it moved.
+llvm::Expected<int64_t> readInput(ModelOp model, const ExecutionContext &ctx,
+                                  const PlanMemory &pm, int t, void *to,
+                                  int64_t bytes,
+                                  const RowSelection *rows = nullptr);
 
 /// The next tier as the plan runner sees it: loads of input tensors
 /// (graph inputs, parameters, constants) read them from where they live,
 /// everything else goes to the tier (host RAM or a spill file).
 class InputTier final : public NextTier {
 public:
+  using ReadFn = std::function<llvm::Expected<int64_t>(
+      int, void *, int64_t, const RowSelection *)>;
   InputTier(NextTier &base, std::function<bool(int)> isInput,
-            std::function<llvm::Error(int, void *, int64_t)> readInput)
+            ReadFn readInput)
       : base(base), isInput(std::move(isInput)),
         readInput(std::move(readInput)) {}
   llvm::Error write(int key, const void *data, int64_t bytes) override {
@@ -205,8 +233,14 @@ public:
   }
   llvm::Error read(int key, void *data, int64_t bytes) override {
     if (isInput(key) && !stored.count(key))
-      return readInput(key, data, bytes);
+      return readInput(key, data, bytes, nullptr).takeError();
     return base.read(key, data, bytes);
+  }
+  llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,
+                                   const RowSelection &rows) override {
+    if (isInput(key) && !stored.count(key))
+      return readInput(key, data, bytes, &rows);
+    return base.readRows(key, data, bytes, rows);
   }
   int64_t bytesHeld() const override { return base.bytesHeld(); }
   std::string describe() const override { return base.describe(); }
@@ -214,7 +248,7 @@ public:
 private:
   NextTier &base;
   std::function<bool(int)> isInput;
-  std::function<llvm::Error(int, void *, int64_t)> readInput;
+  ReadFn readInput;
   std::set<int> stored; // used on the transfer thread only
 };
 

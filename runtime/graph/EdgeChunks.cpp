@@ -134,6 +134,76 @@ std::vector<uint8_t> ChunkSource::occupancy(const std::vector<int32_t> &) {
   return {};
 }
 
+std::shared_ptr<const std::vector<int32_t>>
+ChunkSource::chunkRows(bool, const std::vector<int32_t> &, int64_t, int64_t) {
+  return nullptr;
+}
+
+std::vector<int64_t> ChunkSource::chunkRowCounts(bool,
+                                                 const std::vector<int32_t> &) {
+  return {};
+}
+
+const EdgeChunkCache::ChunkRowLists &
+EdgeChunkCache::rowLists(bool reversed, const std::vector<int32_t> &bounds) {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = rows.find({reversed, bounds});
+    if (it != rows.end())
+      return it->second;
+  }
+  const EdgeChunks &chunks = get(reversed, bounds);
+  const size_t parts = bounds.size() - 1;
+  ChunkRowLists lists(parts * parts);
+  std::vector<int64_t> seen; // per row of interval i: the last j reading it
+  for (size_t i = 0; i < parts; ++i) {
+    const EdgeChunks::Chunk &c = chunks.chunks[i];
+    const int32_t base = bounds[i];
+    seen.assign(size_t(bounds[i + 1] - base), -1);
+    for (size_t j = 0; j < parts; ++j) {
+      auto list = std::make_shared<std::vector<int32_t>>();
+      for (int64_t e = c.offsets[size_t(bounds[j])];
+           e < c.offsets[size_t(bounds[j + 1])]; ++e) {
+        int32_t r = c.others[size_t(e)] - base;
+        if (seen[size_t(r)] != int64_t(j)) {
+          seen[size_t(r)] = int64_t(j);
+          list->push_back(r);
+        }
+      }
+      std::sort(list->begin(), list->end());
+      lists[i * parts + j] = std::move(list);
+    }
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  return rows.emplace(std::make_pair(reversed, bounds), std::move(lists))
+      .first->second;
+}
+
+std::shared_ptr<const std::vector<int32_t>>
+EdgeChunkCache::chunkRows(bool reversed, const std::vector<int32_t> &bounds,
+                          int64_t i, int64_t j) {
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  if (parts < 2 || bounds.back() != graph.numVertices ||
+      int64_t(graph.inSources.size()) != graph.numEdges || i < 0 || j < 0 ||
+      i >= parts || j >= parts)
+    return nullptr;
+  return rowLists(reversed, bounds)[size_t(i * parts + j)];
+}
+
+std::vector<int64_t>
+EdgeChunkCache::chunkRowCounts(bool reversed,
+                               const std::vector<int32_t> &bounds) {
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  if (parts < 2 || bounds.back() != graph.numVertices ||
+      int64_t(graph.inSources.size()) != graph.numEdges)
+    return {};
+  const ChunkRowLists &lists = rowLists(reversed, bounds);
+  std::vector<int64_t> counts(lists.size());
+  for (size_t c = 0; c < lists.size(); ++c)
+    counts[c] = int64_t(lists[c]->size());
+  return counts;
+}
+
 std::vector<uint8_t>
 EdgeChunkCache::occupancy(const std::vector<int32_t> &bounds) {
   const int64_t parts = int64_t(bounds.size()) - 1;

@@ -99,6 +99,16 @@ public:
   /// when not known (then every chunk may). The planner loads no source
   /// rows for an empty chunk.
   virtual std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds);
+  /// The rows of interval i that chunk (i, j) reads at its other end
+  /// (sources; targets when `reversed`), ascending, relative to bounds[i];
+  /// null when not known. The plan may load only these (NGra's selective
+  /// loading).
+  virtual std::shared_ptr<const std::vector<int32_t>>
+  chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
+            int64_t j);
+  /// Their counts for every chunk: P x P, [i * P + j]; empty when not known.
+  virtual std::vector<int64_t> chunkRowCounts(bool reversed,
+                                              const std::vector<int32_t> &bounds);
   /// Whether chunks come from storage (a file), worth reading ahead of the
   /// kernels on another thread (runtime/memory/ChunkReadAhead.h).
   virtual bool fromStorage() const { return false; }
@@ -115,6 +125,12 @@ public:
                           int64_t i, int64_t j, const PartFn &fn) override;
   /// From the graph's in-CSR (one pass over its edges).
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
+  /// From the chunk index at these bounds (one pass over its edges, kept).
+  std::shared_ptr<const std::vector<int32_t>>
+  chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
+            int64_t j) override;
+  std::vector<int64_t> chunkRowCounts(bool reversed,
+                                      const std::vector<int32_t> &bounds) override;
   const EdgeChunks &get(bool reversed, int64_t parts);
   /// The chunks over intervals with these bounds.
   const EdgeChunks &get(bool reversed, const std::vector<int32_t> &bounds);
@@ -125,6 +141,11 @@ private:
   std::mutex mutex;
   std::map<std::pair<bool, std::vector<int32_t>>, std::unique_ptr<EdgeChunks>>
       built;
+  using ChunkRowLists = std::vector<std::shared_ptr<const std::vector<int32_t>>>;
+  /// Per direction and bounds: each chunk's other-end rows (P x P).
+  const ChunkRowLists &rowLists(bool reversed,
+                                const std::vector<int32_t> &bounds);
+  std::map<std::pair<bool, std::vector<int32_t>>, ChunkRowLists> rows;
 };
 
 } // namespace saga

@@ -50,6 +50,15 @@ public:
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override {
     return inner.occupancy(bounds);
   }
+  std::shared_ptr<const std::vector<int32_t>>
+  chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
+            int64_t j) override {
+    return inner.chunkRows(reversed, bounds, i, j);
+  }
+  std::vector<int64_t>
+  chunkRowCounts(bool reversed, const std::vector<int32_t> &bounds) override {
+    return inner.chunkRowCounts(reversed, bounds);
+  }
 
   struct Counters {
     int64_t parts = 0;       // handed over from the reader

@@ -66,6 +66,25 @@ std::string checkMinimum(const MemoryProblem &p) {
   return "";
 }
 
+/// For the replaying policies: the bytes to load of `t`, not resident, for
+/// operator i's partial read, or -1 to load it whole. Partial when the
+/// run of operators from i that each read `t` in part loads fewer bytes
+/// in parts than the tensor's size (a group of chunks reading one source
+/// interval in a row may be cheaper with the interval loaded once).
+int64_t partialLoad(const MemoryProblem &p, int t, size_t i) {
+  int64_t part = p.ops[i].partialBytes(t);
+  if (part < 0)
+    return -1;
+  int64_t run = 0;
+  for (size_t k = i; k < p.ops.size(); ++k) {
+    int64_t b = p.ops[k].partialBytes(t);
+    if (b < 0)
+      break;
+    run += b;
+  }
+  return run < p.tensors[size_t(t)].bytes ? part : -1;
+}
+
 /// Replays operators with a victim-choosing policy: loads missing reads,
 /// and while the working set does not fit, drops (after the previous
 /// operator) the resident tensor `pick` prefers; `keepNothing` drops every
@@ -109,11 +128,17 @@ MemoryPlan simulate(const MemoryProblem &p, Pick pick, bool keepNothing,
           victim = int(t);
       drop(victim, int(i) - 1); // i > 0: something is resident
     }
+    std::vector<int> partial; // loaded in part for this operator only
     for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
       for (int t : *list)
         if (!resident[size_t(t)]) {
-          plan.transfers.push_back({Transfer::Load, t, int(i)});
-          plan.loadBytes += p.tensors[size_t(t)].bytes;
+          int64_t part =
+              list == &p.ops[i].reads ? partialLoad(p, t, i) : -1;
+          plan.transfers.push_back(
+              {part >= 0 ? Transfer::LoadRows : Transfer::Load, t, int(i)});
+          plan.loadBytes += part >= 0 ? part : p.tensors[size_t(t)].bytes;
+          if (part >= 0)
+            partial.push_back(t);
           resident[size_t(t)] = 1;
           residentBytes += p.tensors[size_t(t)].bytes;
         }
@@ -132,6 +157,9 @@ MemoryPlan simulate(const MemoryProblem &p, Pick pick, bool keepNothing,
         residentBytes -= p.tensors[size_t(t)].bytes;
       }
     }
+    for (int t : partial)
+      if (resident[size_t(t)])
+        drop(t, int(i)); // holds only the operator's rows
     if (keepNothing)
       for (size_t t = 0; t < n; ++t)
         if (resident[t])
@@ -142,6 +170,14 @@ MemoryPlan simulate(const MemoryProblem &p, Pick pick, bool keepNothing,
 }
 
 } // namespace
+
+int64_t saga::transferBytes(const MemoryProblem &p, const Transfer &t) {
+  if (t.kind == Transfer::Drop)
+    return 0;
+  if (t.kind == Transfer::LoadRows)
+    return p.ops[size_t(t.op)].partialBytes(t.tensor);
+  return p.tensors[size_t(t.tensor)].bytes;
+}
 
 int64_t saga::minimumBudget(const MemoryProblem &p) {
   int64_t m = 0;
@@ -222,14 +258,41 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
     std::vector<int> nextWork =
         i + 1 < numOps ? workingSet(p.ops[i + 1]) : std::vector<int>{};
     std::map<State, size_t> index; // state -> position in steps[i + 1]
+    // Reads that may load only their operator's rows.
+    std::vector<int> optional;
+    for (auto &[t, b] : p.ops[i].partialReads)
+      if (std::find(p.ops[i].updates.begin(), p.ops[i].updates.end(), t) ==
+              p.ops[i].updates.end() &&
+          std::find(p.ops[i].writes.begin(), p.ops[i].writes.end(), t) ==
+              p.ops[i].writes.end())
+        optional.push_back(t);
     for (size_t k = 0; k < steps[i].size(); ++k) {
       const Node &from = steps[i][k];
+      // Which of the optional reads, when not resident, load in part.
+      for (uint64_t part = 0; part < (uint64_t(1) << optional.size());
+           ++part) {
       std::vector<Transfer> transfers;
       int64_t cost = from.cost;
       // Resident while operator i runs: tensor -> has a copy.
       std::map<int, bool> during;
       for (int e : from.state)
         during[e / 2] = e % 2;
+      std::vector<int> partial; // resident for operator i only
+      bool redundant = false;   // a partial choice for a resident tensor
+      for (size_t o = 0; o < optional.size(); ++o)
+        if (part >> o & 1) {
+          int t = optional[o];
+          if (during.count(t)) {
+            redundant = true;
+            break;
+          }
+          transfers.push_back({Transfer::LoadRows, t, int(i)});
+          cost += p.ops[i].partialBytes(t);
+          during[t] = true;
+          partial.push_back(t);
+        }
+      if (redundant)
+        continue;
       for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
         for (int t : *list)
           if (!during.count(t)) {
@@ -247,11 +310,17 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
         bytes += p.tensors[size_t(t)].bytes;
       if (bytes > p.budget)
         continue;
-      // The survivors may each stay or go down (stored first if needed).
+      // The survivors may each stay or go down (stored first if needed);
+      // those loaded in part go (their copy is current).
       std::vector<std::pair<int, bool>> live;
+      std::vector<Transfer> dropped;
       for (auto &[t, c] : during)
-        if (uses.last(t) > int(i))
-          live.push_back({t, c});
+        if (uses.last(t) > int(i)) {
+          if (std::find(partial.begin(), partial.end(), t) != partial.end())
+            dropped.push_back({Transfer::Drop, t, int(i)});
+          else
+            live.push_back({t, c});
+        }
       if (live.size() >= 63)
         return fallback(p, std::to_string(live.size()) +
                                " live tensors after operator " +
@@ -275,6 +344,7 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
           }
           t2.push_back({Transfer::Drop, t, int(i)});
         }
+        t2.insert(t2.end(), dropped.begin(), dropped.end());
         // The next operator must still fit beside what stays.
         int64_t need = kept;
         for (int t : nextWork)
@@ -290,6 +360,7 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
           steps[i + 1].push_back(std::move(node));
         else if (c2 < steps[i + 1][it->second].cost)
           steps[i + 1][it->second] = std::move(node);
+      }
       }
     }
     if (steps[i + 1].empty()) {
@@ -315,10 +386,10 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
   for (const Node *n : path)
     for (const Transfer &t : n->transfers) {
       plan.transfers.push_back(t);
-      if (t.kind == Transfer::Load)
-        plan.loadBytes += p.tensors[size_t(t.tensor)].bytes;
+      if (t.isLoad())
+        plan.loadBytes += transferBytes(p, t);
       if (t.kind == Transfer::Store)
-        plan.storeBytes += p.tensors[size_t(t.tensor)].bytes;
+        plan.storeBytes += transferBytes(p, t);
     }
   return plan;
 }
@@ -340,16 +411,28 @@ std::string saga::validatePlan(const MemoryProblem &p, const MemoryPlan &plan,
                             : p.tensors[size_t(t)].name);
   };
   for (size_t i = 0; i < p.ops.size(); ++i) {
+    std::vector<int> partial; // loaded in part for operator i
     for (; at < plan.transfers.size() && plan.transfers[at].op == int(i) &&
-           plan.transfers[at].kind == Transfer::Load;
+           plan.transfers[at].isLoad();
          ++at) {
       int t = plan.transfers[at].tensor;
       if (resident[size_t(t)] || !copy[size_t(t)])
         return name(t) + " loaded before operator " + std::to_string(i) +
                " while resident or without a copy";
+      if (plan.transfers[at].kind == Transfer::LoadRows) {
+        const PlanOperator &op = p.ops[i];
+        if (op.partialBytes(t) < 0 ||
+            std::find(op.updates.begin(), op.updates.end(), t) !=
+                op.updates.end() ||
+            std::find(op.writes.begin(), op.writes.end(), t) !=
+                op.writes.end())
+          return name(t) + " loaded in part before operator " +
+                 std::to_string(i) + ", which reads it whole";
+        partial.push_back(t);
+      }
       resident[size_t(t)] = 1;
       residentBytes += p.tensors[size_t(t)].bytes;
-      loads += p.tensors[size_t(t)].bytes;
+      loads += transferBytes(p, plan.transfers[at]);
     }
     for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
       for (int t : *list)
@@ -373,7 +456,7 @@ std::string saga::validatePlan(const MemoryProblem &p, const MemoryPlan &plan,
         residentBytes -= p.tensors[size_t(t)].bytes;
       }
     for (; at < plan.transfers.size() && plan.transfers[at].op == int(i) &&
-           plan.transfers[at].kind != Transfer::Load;
+           !plan.transfers[at].isLoad();
          ++at) {
       const Transfer &tr = plan.transfers[at];
       if (!resident[size_t(tr.tensor)])
@@ -390,6 +473,10 @@ std::string saga::validatePlan(const MemoryProblem &p, const MemoryPlan &plan,
         residentBytes -= p.tensors[size_t(tr.tensor)].bytes;
       }
     }
+    for (int t : partial)
+      if (resident[size_t(t)])
+        return name(t) + " stays resident after operator " +
+               std::to_string(i) + " loaded only its rows";
   }
   if (at != plan.transfers.size())
     return "transfers out of operator order";

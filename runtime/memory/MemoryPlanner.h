@@ -11,7 +11,9 @@
 // tier first stores it (graph inputs and parameters start with one). While
 // an operator runs, its inputs, its outputs and every tensor kept across it
 // must fit the budget. An operator that updates a tensor in place makes its
-// next-tier copy stale. Cost: bytes loaded plus bytes stored.
+// next-tier copy stale. Cost: bytes loaded plus bytes stored. A read may
+// offer to load only part of a tensor (NGra's selective loading); the
+// tensor is then resident for that operator only.
 //
 // `planExact` is ROC's dynamic program: the state after operator i is the
 // set of live tensors still resident, each with or without a next-tier
@@ -46,6 +48,20 @@ struct PlanOperator {
   /// Read and written in place (a running reduction): must be resident,
   /// and any next-tier copy is stale afterwards.
   std::vector<int> updates;
+  /// Reads that may load only part of the tensor (NGra's selective
+  /// loading: the rows a 2-D chunk reads): tensor and the bytes loaded.
+  /// Such a load takes the whole tensor's room in the device tier (the
+  /// rows land where they belong) but moves only these bytes, and the
+  /// tensor cannot stay resident after the operator: it is dropped (it has
+  /// a current copy: only a tensor not resident is loaded).
+  std::vector<std::pair<int, int64_t>> partialReads;
+  /// The bytes a partial read of `t` loads, or -1 when it has none.
+  int64_t partialBytes(int t) const {
+    for (auto &[tensor, bytes] : partialReads)
+      if (tensor == t)
+        return bytes;
+    return -1;
+  }
 };
 
 struct MemoryProblem {
@@ -57,7 +73,9 @@ struct MemoryProblem {
 /// One transfer, attached to the operator it precedes (loads) or follows
 /// (stores and drops).
 struct Transfer {
-  enum Kind { Load, Store, Drop } kind;
+  /// LoadRows: a partial read of the operator (PlanOperator::partialReads).
+  enum Kind { Load, Store, Drop, LoadRows } kind;
+  bool isLoad() const { return kind == Load || kind == LoadRows; }
   int tensor;
   int op;
   /// For a load: the first operator before which it may start, ahead of
@@ -80,6 +98,10 @@ struct MemoryPlan {
   /// back.
   std::string method;
 };
+
+/// The bytes a transfer moves: a load or store the tensor's, a partial
+/// load its operator's partial read, a drop none.
+int64_t transferBytes(const MemoryProblem &p, const Transfer &t);
 
 /// The least device bytes any plan needs: the largest operator working set.
 int64_t minimumBudget(const MemoryProblem &p);

@@ -14,7 +14,7 @@ llvm::Expected<PlanRunStats>
 saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
                     DeviceTier &pool, NextTier &tier,
                     const std::function<llvm::Error(int, Resident &)> &compute,
-                    int depth) {
+                    int depth, const RowsFn &rowsOf) {
   if (!plan.feasible)
     return llvm::createStringError("no memory plan: " + plan.error);
   auto start = std::chrono::steady_clock::now();
@@ -22,7 +22,7 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
   // The plan's transfers by operator: loads before it, stores/drops after.
   std::vector<std::vector<Transfer>> loads(numOps), after(numOps);
   for (const Transfer &t : plan.transfers)
-    (t.kind == Transfer::Load ? loads : after)[size_t(t.op)].push_back(t);
+    (t.isLoad() ? loads : after)[size_t(t.op)].push_back(t);
   std::vector<int> lastUse(p.tensors.size(), -1);
   for (size_t i = 0; i < numOps; ++i)
     for (const auto *list : {&p.ops[i].reads, &p.ops[i].writes, &p.ops[i].updates})
@@ -87,11 +87,24 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
                       prefetched + bytes > reserve || !pool.fits(bytes) ||
                       resident.count(t) || !copyQueued[size_t(t)]))
           return llvm::Error::success(); // later, in order
+        RowSelection rows;
+        if (load.kind == Transfer::LoadRows) {
+          if (!rowsOf)
+            return llvm::createStringError(
+                "memory plan: tensor " + p.tensors[size_t(t)].name +
+                " is loaded in part, and the run knows no rows");
+          auto got = rowsOf(load.op, t);
+          if (!got)
+            return got.takeError();
+          rows = std::move(*got);
+        }
         auto buffer = allocate(t);
         if (!buffer)
           return buffer.takeError();
         resident[t] = *buffer;
-        inFlight[t] = engine.load(t, buffer->data, bytes);
+        inFlight[t] = rows.rows ? engine.loadRows(t, buffer->data, bytes,
+                                                  std::move(rows))
+                                : engine.load(t, buffer->data, bytes);
         if (ahead) {
           prefetched += bytes;
           prefetchedFor[t] = bytes;

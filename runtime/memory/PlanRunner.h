@@ -5,7 +5,9 @@
 // reserve: the capacity above the plan's budget); then its written tensors
 // are allocated and `compute` runs with every tensor it touches resident;
 // after it, dead tensors are freed and the plan's stores and drops are
-// queued (a dropped buffer is freed once its store is done). The pool's
+// queued (a dropped buffer is freed once its store is done). A partial
+// load (the rows a chunk reads) takes the whole tensor's buffer and moves
+// only those rows. The pool's
 // capacity is never exceeded: that is the device tier's hard budget.
 // Tensors marked `input` must be in the next tier before the run.
 //
@@ -31,13 +33,19 @@ struct PlanRunStats {
 /// The resident buffers by tensor, for `compute`.
 using Resident = std::map<int, DeviceBuffer>;
 
+/// The rows operator `op` reads of `tensor`, for the plan's partial loads
+/// (Transfer::LoadRows).
+using RowsFn =
+    std::function<llvm::Expected<RowSelection>(int op, int tensor)>;
+
 /// `reserve`: bytes of the pool that prefetched loads may use beyond the
 /// plan's own accounting (the pool's capacity minus the plan's budget).
+/// A plan with partial loads needs `rows`.
 llvm::Expected<PlanRunStats>
 runMemoryPlan(const MemoryProblem &problem, const MemoryPlan &plan,
               DeviceTier &pool, NextTier &tier,
               const std::function<llvm::Error(int op, Resident &)> &compute,
-              int depth = 2);
+              int depth = 2, const RowsFn &rows = {});
 
 } // namespace saga
 

@@ -75,6 +75,17 @@ public:
     std::memcpy(data, it->second.bytes.data(), size_t(bytes));
     return llvm::Error::success();
   }
+  llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,
+                                   const RowSelection &rows) override {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = slots.find(key);
+    if (it == slots.end() || int64_t(it->second.bytes.size()) != bytes)
+      return llvm::createStringError("host RAM tier: no stored copy of " +
+                                     std::to_string(bytes) + " bytes for " +
+                                     std::to_string(key));
+    copyRows(data, it->second.bytes.data(), rows);
+    return rows.bytes();
+  }
   int64_t bytesHeld() const override {
     std::lock_guard<std::mutex> lock(mutex);
     return held;
@@ -368,6 +379,33 @@ int64_t DevicePool::heapAllocations() const {
 }
 
 NextTier::~NextTier() = default;
+
+void saga::copyRows(void *to, const void *from, const RowSelection &rows) {
+  if (!rows.rows)
+    return;
+  const size_t rb = size_t(rows.rowBytes);
+  char *dst = static_cast<char *>(to);
+  const char *src = static_cast<const char *>(from);
+  const std::vector<int32_t> &r = *rows.rows;
+  // Runs of consecutive rows in one copy each.
+  for (size_t k = 0; k < r.size();) {
+    size_t end = k + 1;
+    while (end < r.size() && r[end] == r[end - 1] + 1)
+      ++end;
+    std::memcpy(dst + size_t(r[k]) * rb, src + size_t(r[k]) * rb,
+                (end - k) * rb);
+    k = end;
+  }
+}
+
+llvm::Expected<int64_t> NextTier::readRows(int key, void *data, int64_t bytes,
+                                           const RowSelection &rows) {
+  std::vector<char> whole(static_cast<size_t>(bytes));
+  if (llvm::Error e = read(key, whole.data(), bytes))
+    return std::move(e);
+  copyRows(data, whole.data(), rows);
+  return bytes;
+}
 
 std::unique_ptr<NextTier> NextTier::inMemory() {
   return std::make_unique<MemoryTier>();

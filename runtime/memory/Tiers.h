@@ -92,6 +92,19 @@ private:
   int64_t cachedBytes = 0;
 };
 
+/// Rows of a slot to read (NGra's selective loading: the rows a 2-D chunk
+/// reads of its source interval): ascending row indices, `rowBytes`
+/// each. The rows land at their own offsets in the buffer; the others are
+/// left as they were.
+struct RowSelection {
+  std::shared_ptr<const std::vector<int32_t>> rows;
+  int64_t rowBytes = 0;
+  int64_t bytes() const { return rows ? int64_t(rows->size()) * rowBytes : 0; }
+};
+
+/// Copies the selected rows of `from` into `to`, at their offsets.
+void copyRows(void *to, const void *from, const RowSelection &rows);
+
 /// Where stored tensors live: slots keyed by an integer (the tensor).
 class NextTier {
 public:
@@ -101,6 +114,12 @@ public:
   /// Reads slot `key` (exactly `bytes`) into `data` (a spill file's slot
   /// checked against its checksum).
   virtual llvm::Error read(int key, void *data, int64_t bytes) = 0;
+  /// Reads only `rows` of slot `key` (of `bytes`) into their places in
+  /// `data`; the bytes it moved. By default the whole slot is read (into
+  /// memory of its own) and the rows copied: a spill slot's checksum
+  /// covers the whole slot. Host RAM moves the rows alone.
+  virtual llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,
+                                           const RowSelection &rows);
   /// Bytes the tier holds now.
   virtual int64_t bytesHeld() const = 0;
   /// "host RAM" or the spill file's path, for messages.

@@ -23,7 +23,16 @@ TransferEngine::~TransferEngine() {
 
 TransferEngine::Ticket TransferEngine::load(int key, void *to, int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex);
-  queue.push_back({true, key, to, nullptr, bytes});
+  queue.push_back({true, key, to, nullptr, bytes, {}});
+  wake.notify_one();
+  return ++submitted;
+}
+
+TransferEngine::Ticket TransferEngine::loadRows(int key, void *to,
+                                                int64_t bytes,
+                                                RowSelection rows) {
+  std::lock_guard<std::mutex> lock(mutex);
+  queue.push_back({true, key, to, nullptr, bytes, std::move(rows)});
   wake.notify_one();
   return ++submitted;
 }
@@ -31,7 +40,7 @@ TransferEngine::Ticket TransferEngine::load(int key, void *to, int64_t bytes) {
 TransferEngine::Ticket TransferEngine::store(int key, const void *from,
                                              int64_t bytes) {
   std::lock_guard<std::mutex> lock(mutex);
-  queue.push_back({false, key, nullptr, from, bytes});
+  queue.push_back({false, key, nullptr, from, bytes, {}});
   wake.notify_one();
   return ++submitted;
 }
@@ -48,10 +57,21 @@ void TransferEngine::run() {
     lock.unlock();
     auto start = std::chrono::steady_clock::now();
     std::string message;
+    int64_t moved = job.bytes;
     if (!failed) { // after a failure nothing more moves
-      llvm::Error e = job.isLoad ? tier.read(job.key, job.to, job.bytes)
-                                 : tier.write(job.key, job.from, job.bytes);
-      if (e)
+      auto transfer = [&]() -> llvm::Error {
+        if (!job.isLoad)
+          return tier.write(job.key, job.from, job.bytes);
+        if (!job.rows.rows)
+          return tier.read(job.key, job.to, job.bytes);
+        llvm::Expected<int64_t> n =
+            tier.readRows(job.key, job.to, job.bytes, job.rows);
+        if (!n)
+          return n.takeError();
+        moved = *n;
+        return llvm::Error::success();
+      };
+      if (llvm::Error e = transfer())
         message = llvm::toString(std::move(e));
     }
     double seconds = secondsSince(start);
@@ -60,7 +80,7 @@ void TransferEngine::run() {
       error = message;
     if (!failed && message.empty()) {
       (job.isLoad ? stats.loads : stats.stores) += 1;
-      (job.isLoad ? stats.bytesLoaded : stats.bytesStored) += job.bytes;
+      (job.isLoad ? stats.bytesLoaded : stats.bytesStored) += moved;
     }
     stats.busySeconds += seconds;
     ++completed;

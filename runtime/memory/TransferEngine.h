@@ -29,6 +29,9 @@ public:
 
   /// Reads `key` from the next tier into `to` (`bytes`).
   Ticket load(int key, void *to, int64_t bytes);
+  /// Reads only `rows` of `key` (of `bytes`) into their places in `to`;
+  /// counted as the bytes the tier moved.
+  Ticket loadRows(int key, void *to, int64_t bytes, RowSelection rows);
   /// Writes `from` (`bytes`) to the next tier as `key`; `from` must stay
   /// valid until the ticket is done.
   Ticket store(int key, const void *from, int64_t bytes);
@@ -55,6 +58,7 @@ private:
     void *to;
     const void *from;
     int64_t bytes;
+    RowSelection rows; // a load of these rows only
   };
   void run();
   NextTier &tier;

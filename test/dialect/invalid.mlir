@@ -1148,6 +1148,38 @@ saga.model @piece(%x: !saga.vertex<4xf32>) -> (!saga.vertex<4xf32>) {
 
 // -----
 
+// Tests that only a load reads some of a piece's rows.
+saga.model @rowsStore(%x: !saga.vertex<4xf32>) -> (!saga.vertex<4xf32>) {
+  saga.schedule attributes {budget = 1000 : i64, edges = 0 : i64, group = 1 : i64, intervals = array<i32: 0, 256, 512>, method = "exact", minimum = 0 : i64, moved = 0 : i64, pinned = 0 : i64, planned = 0 : i64, selective, vertices = 512 : i64} {
+    // expected-error @+1 {{only a load reads some rows}}
+    saga.store %x [1] rows 12 : !saga.vertex<4xf32>
+  }
+  saga.return %x : !saga.vertex<4xf32>
+}
+
+// -----
+
+// Tests that a load of some rows loads at least one, of an interval's piece.
+saga.model @rowsZero(%x: !saga.vertex<4xf32>) -> (!saga.vertex<4xf32>) {
+  saga.schedule attributes {budget = 1000 : i64, edges = 0 : i64, group = 1 : i64, intervals = array<i32: 0, 256, 512>, method = "exact", minimum = 0 : i64, moved = 0 : i64, pinned = 0 : i64, planned = 0 : i64, selective, vertices = 512 : i64} {
+    // expected-error @+1 {{loads at least one row (found 0)}}
+    saga.load %x [1] rows 0 : !saga.vertex<4xf32>
+  }
+  saga.return %x : !saga.vertex<4xf32>
+}
+
+// -----
+
+saga.model @rowsWhole(%x: !saga.vertex<4xf32>) -> (!saga.vertex<4xf32>) {
+  saga.schedule attributes {budget = 1000 : i64, edges = 0 : i64, group = 1 : i64, intervals = array<i32: 0, 256, 512>, method = "exact", minimum = 0 : i64, moved = 0 : i64, pinned = 0 : i64, planned = 0 : i64, selective, vertices = 512 : i64} {
+    // expected-error @+1 {{rows are loaded from an interval's piece of a value}}
+    saga.load %x [-1] rows 3 : !saga.vertex<4xf32>
+  }
+  saga.return %x : !saga.vertex<4xf32>
+}
+
+// -----
+
 // Tests that a state piece belongs to a propagation.
 saga.model @state(%x: !saga.vertex<4xf32>) -> (!saga.vertex<4xf32>) {
   saga.schedule attributes {budget = 1000 : i64, edges = 0 : i64, group = 1 : i64, intervals = array<i32: 0, 512>, method = "exact", minimum = 0 : i64, moved = 0 : i64, pinned = 0 : i64, planned = 0 : i64, vertices = 512 : i64} {

@@ -22,6 +22,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 using namespace mlir;
 using namespace saga;
 
@@ -173,7 +175,7 @@ TEST(ChunkPlan, EditedSchedulesAreRefused) {
     });
     OpBuilder b(s.getContext());
     b.setInsertionPointToStart(&s.getBody().front());
-    LoadOp::create(b, s.getLoc(), small, b.getI64IntegerAttr(-1), UnitAttr());
+    LoadOp::create(b, s.getLoc(), small, b.getI64IntegerAttr(-1), UnitAttr(), IntegerAttr());
   });
   EXPECT_NE(e.find("not in the plan's memory"), std::string::npos) << e;
   // Intervals that are not the graph's.
@@ -273,6 +275,107 @@ public:
   const int64_t zeros[3] = {0, 0, 0}, oneEdge[3] = {0, 0, 1};
   const int32_t other = 0;
 };
+
+// NGra's selective loading in the plan: where the graph says how many
+// rows of its source interval each chunk reads, and that is fewer than the
+// interval's, the chunk's read of the source piece may load only those;
+// the planner takes it where it moves fewer bytes. The schedule writes
+// such a load as `saga.load %v [i] rows N` and reads it back as the same
+// plan; a rows count on a piece the step does not read at a chunk's other
+// end, or as large as the interval, is refused.
+TEST(ChunkPlan, ChunksLoadOnlyTheRowsTheyRead) {
+  Compiled c = trainingPlan("../bench/models/gcn64.saga");
+  const GraphSize rmat{1 << 20, 17133117, {}};
+  const int64_t parts = 4;
+  GraphSize few = rmat;
+  // Off the diagonal a chunk reads a sixteenth of its source interval.
+  few.rowCounts = [&](bool, const std::vector<int32_t> &bounds) {
+    std::vector<int64_t> counts;
+    if (int64_t(bounds.size()) - 1 != parts)
+      return counts;
+    for (int64_t i = 0; i < parts; ++i)
+      for (int64_t j = 0; j < parts; ++j) {
+        int64_t rows = bounds[size_t(i) + 1] - bounds[size_t(i)];
+        counts.push_back(i == j ? rows : rows / 16);
+      }
+    return counts;
+  };
+  int cheaper = 0;
+  for (int64_t mib : {420, 480, 560, 640, 800}) {
+    auto whole = planChunked(c.model, rmat, mib << 20, parts, 1);
+    auto part = planChunked(c.model, few, mib << 20, parts, 1);
+    ASSERT_TRUE(whole && part) << mib;
+    EXPECT_LE(part->plan.bytesMoved(), whole->plan.bytesMoved()) << mib;
+    cheaper += part->plan.bytesMoved() < whole->plan.bytesMoved();
+    EXPECT_EQ(validatePlan(part->memory.problem, part->plan), "");
+  }
+  EXPECT_GT(cheaper, 0);
+  auto made = planChunked(c.model, few, 480 << 20, parts, 1);
+  ASSERT_TRUE(bool(made)) << llvm::toString(made.takeError());
+  int partial = 0;
+  for (const Transfer &t : made->plan.transfers)
+    if (t.kind == Transfer::LoadRows) {
+      ++partial;
+      const PlanStep &step = made->memory.steps[size_t(t.op)];
+      EXPECT_NE(step.i, step.j); // only off the diagonal
+      EXPECT_EQ(transferBytes(made->memory.problem, t) * 16,
+                made->memory.problem.tensors[size_t(t.tensor)].bytes);
+    }
+  EXPECT_GT(partial, 0);
+  ScheduleOp s = writeSchedule(c.model, *made);
+  EXPECT_TRUE(s.getSelective());
+  std::string text;
+  auto read = printedAndReadBack(c, text);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  expectSamePlan(*made, *read);
+  EXPECT_NE(text.find("] rows 16384 : !saga.vertex<64xf32>"), std::string::npos);
+  EXPECT_NE(text.find("selective"), std::string::npos);
+
+  // Edits that cannot run.
+  auto refused = [&](const std::function<void(Operation *)> &edit) {
+    writeSchedule(c.model, *made);
+    ScheduleOp sched = findSchedule(c.model);
+    for (Operation &op : sched.getBody().front())
+      if (isa<LoadOp>(op) && op.hasAttr("rows")) {
+        edit(&op);
+        break;
+      }
+    ScopedDiagnosticHandler quiet(c.ctx.get(),
+                                  [](Diagnostic &) { return success(); });
+    if (failed(sched.verify()))
+      return std::string("does not verify");
+    auto r = readSchedule(sched);
+    return r ? std::string() : llvm::toString(r.takeError());
+  };
+  std::string e = refused([&](Operation *op) {
+    op->setAttr("rows", IntegerAttr::get(IntegerType::get(c.ctx.get(), 64),
+                                         (1 << 20) / parts));
+  });
+  EXPECT_NE(e.find("rows of an interval of"), std::string::npos) << e;
+  e = refused([&](Operation *op) {
+    op->setAttr("rows", IntegerAttr::get(IntegerType::get(c.ctx.get(), 64), 0));
+  });
+  EXPECT_EQ(e, "does not verify");
+  // Rows of a piece the next step reads whole: the row side of a chunk,
+  // or a map's interval.
+  e = refused([&](Operation *load) {
+    Operation *next = load->getNextNode();
+    while (next && !isa<StepOp>(next))
+      next = next->getNextNode();
+    for (Operation *op = next->getNextNode(); op; op = op->getNextNode())
+      if (auto step = dyn_cast<StepOp>(op); step && int64_t(step.getI()) == -1) {
+        for (Operation *l = step->getPrevNode(); l; l = l->getPrevNode())
+          if (isa<LoadOp>(l) && !l->hasAttr("rows") &&
+              l->getAttrOfType<IntegerAttr>("piece").getInt() >= 0 &&
+              !l->hasAttr("state")) {
+            l->setAttr("rows", load->getAttr("rows"));
+            load->removeAttr("rows");
+            return;
+          }
+      }
+  });
+  EXPECT_NE(e.find("cannot load some of its rows"), std::string::npos) << e;
+}
 
 TEST(ChunkPlan, KernelPartsAreCheckedAgainstTheSchedule) {
   TwoParts source;

@@ -23,7 +23,20 @@ using sagatest::Rng;
 
 namespace {
 
+/// Whether operator `op` may load only part of `t` (it reads it, neither
+/// writes nor updates it, and offers a partial read).
+bool partialUse(const PlanOperator &op, int t) {
+  return op.partialBytes(t) >= 0 &&
+         std::find(op.writes.begin(), op.writes.end(), t) == op.writes.end() &&
+         std::find(op.updates.begin(), op.updates.end(), t) ==
+             op.updates.end();
+}
+
 /// The fewest bytes moved under the budget, or -1 if nothing fits.
+/// Besides the gaps, each use that may load in part does so or not; a
+/// partial load is possible where the tensor arrives not resident (its
+/// first use as an input, or after a dropped gap) and forces the gap after
+/// it to be dropped.
 int64_t bruteForce(const MemoryProblem &p) {
   struct Gap {
     int tensor, from, to; // kept: resident for the operators in (from, to)
@@ -43,6 +56,9 @@ int64_t bruteForce(const MemoryProblem &p) {
   }
   std::vector<Gap> gaps;
   std::vector<size_t> firstGap(n);
+  // Per tensor and use: the choice bit of a use that may load in part.
+  std::vector<std::vector<int>> partialBit(n);
+  int bits = 0;
   for (size_t t = 0; t < n; ++t) {
     auto &u = uses[t];
     std::sort(u.begin(), u.end());
@@ -51,41 +67,65 @@ int64_t bruteForce(const MemoryProblem &p) {
     for (size_t j = 0; j + 1 < u.size(); ++j)
       gaps.push_back({int(t), u[j], u[j + 1]});
   }
-  EXPECT_LE(gaps.size(), 20u) << "instance too large for brute force";
+  bits = int(gaps.size());
+  for (size_t t = 0; t < n; ++t)
+    for (int i : uses[t])
+      partialBit[t].push_back(partialUse(p.ops[size_t(i)], int(t)) ? bits++
+                                                                     : -1);
+  EXPECT_LE(bits, 20) << "instance too large for brute force";
   int64_t best = -1;
-  for (uint64_t keep = 0; keep < (uint64_t(1) << gaps.size()); ++keep) {
+  for (uint64_t keep = 0; keep < (uint64_t(1) << bits); ++keep) {
     int64_t cost = 0;
+    bool valid = true;
     std::vector<int64_t> resident(p.ops.size(), 0);
-    for (size_t t = 0; t < n; ++t) {
+    for (size_t t = 0; t < n && valid; ++t) {
       const auto &u = uses[t];
       if (u.empty())
         continue;
       int64_t bytes = p.tensors[t].bytes;
       for (int i : u)
         resident[size_t(i)] += bytes;
+      auto kept = [&](size_t j) { // the gap after use j
+        return j + 1 < u.size() && (keep >> (firstGap[t] + j) & 1);
+      };
+      // Use j loads in part: it must arrive not resident and leave.
+      auto part = [&](size_t j) -> int64_t {
+        int b = partialBit[t][j];
+        if (b < 0 || !(keep >> b & 1))
+          return -1;
+        bool arrives = j == 0 ? p.tensors[t].input : !kept(j - 1);
+        if (!arrives || kept(j)) {
+          valid = false;
+          return -1;
+        }
+        return p.ops[size_t(u[j])].partialBytes(int(t));
+      };
       // A copy in the next tier is current unless the tensor was made or
       // updated on the device since it was last stored or loaded.
       bool dirty = !p.tensors[t].input;
-      if (p.tensors[t].input)
-        cost += bytes; // loaded at its first use
+      if (p.tensors[t].input) {
+        int64_t b = part(0);
+        cost += b >= 0 ? b : bytes; // loaded at its first use
+      }
       if (updated[t][size_t(u[0])])
         dirty = true;
       for (size_t j = 0; j + 1 < u.size(); ++j) {
-        size_t g = firstGap[t] + j;
-        if (keep >> g & 1) {
+        if (kept(j)) {
           for (int i = u[j] + 1; i < u[j + 1]; ++i)
             resident[size_t(i)] += bytes;
         } else {
           if (dirty)
             cost += bytes; // stored at the drop
-          cost += bytes;   // loaded at the next use
+          int64_t b = part(j + 1);
+          cost += b >= 0 ? b : bytes; // loaded at the next use
           dirty = false;
         }
         if (updated[t][size_t(u[j + 1])])
           dirty = true;
       }
     }
-    if (*std::max_element(resident.begin(), resident.end()) > p.budget)
+    if (!valid ||
+        *std::max_element(resident.begin(), resident.end()) > p.budget)
       continue;
     if (best < 0 || cost < best)
       best = cost;
@@ -108,6 +148,11 @@ MemoryProblem randomProblem(Rng &rng) {
       if (std::find(op.reads.begin(), op.reads.end(), t) == op.reads.end())
         op.reads.push_back(t);
     }
+    // Some reads may load only part of the tensor.
+    for (int t : op.reads)
+      if (rng.below(3) == 0)
+        op.partialReads.push_back(
+            {t, 1 + rng.below(p.tensors[size_t(t)].bytes)});
     // Now and then a running update of an existing tensor.
     if (!p.tensors.empty() && rng.below(4) == 0) {
       int t = rng.below(int64_t(p.tensors.size()));
@@ -129,9 +174,13 @@ MemoryProblem randomProblem(Rng &rng) {
   return p;
 }
 
+/// The brute force's choices: gaps between uses and partial reads.
 size_t gapCount(const MemoryProblem &p) {
   std::vector<int> uses(p.tensors.size(), 0);
+  size_t partial = 0;
   for (const auto &op : p.ops) {
+    for (auto &[t, b] : op.partialReads)
+      partial += partialUse(op, t);
     for (int t : op.reads)
       ++uses[size_t(t)];
     for (int t : op.writes)
@@ -142,7 +191,7 @@ size_t gapCount(const MemoryProblem &p) {
   size_t gaps = 0;
   for (int u : uses)
     gaps += size_t(std::max(0, u - 1));
-  return gaps;
+  return gaps + partial;
 }
 
 } // namespace
@@ -261,4 +310,53 @@ TEST(MemoryPlanner, UpdatesInPlaceMakeTheCopyStale) {
   // plus x0, x1 and big loaded once.
   EXPECT_EQ(spill.bytesMoved(), 20 + 10 + 10 + 15);
   EXPECT_EQ(spill.bytesMoved(), bruteForce(p));
+}
+
+// NGra's selective loading: chunks that read few of a source interval's
+// rows load only those, unless a run of them reads the interval whole for
+// less. Each plan loads x in part where that is cheaper, drops it after
+// the operator (it holds only those rows), and validates.
+TEST(MemoryPlanner, LoadsOnlyTheRowsAChunkReads) {
+  MemoryProblem p;
+  p.tensors = {{"x", 100, true}, {"s0", 10, false}, {"s1", 10, false}};
+  PlanOperator a{"chunk (0, 0)", {0}, {1}, {}}, b{"chunk (0, 1)", {0}, {2}, {}},
+      c{"sum", {1, 2}, {}, {}};
+  a.partialReads = {{0, 20}};
+  b.partialReads = {{0, 30}};
+  p.ops = {a, b, c};
+  p.budget = 120;
+  for (const MemoryPlan &plan :
+       {planExact(p), planGreedy(p), planLru(p), planStreamAll(p)}) {
+    SCOPED_TRACE(plan.method);
+    ASSERT_TRUE(plan.feasible) << plan.error;
+    EXPECT_EQ(validatePlan(p, plan), "");
+    // (stream-all also stores and reloads s0 and s1)
+    EXPECT_EQ(plan.loadBytes, 20 + 30 + (plan.method == "stream-all" ? 20 : 0))
+        << "x in part, twice";
+    int rows = 0;
+    for (const Transfer &t : plan.transfers)
+      rows += t.kind == Transfer::LoadRows;
+    EXPECT_EQ(rows, 2);
+  }
+  EXPECT_EQ(planExact(p).bytesMoved(), bruteForce(p));
+  // Parts adding up to more than the whole: x loaded once and kept.
+  p.ops[1].partialReads = {{0, 90}};
+  MemoryPlan whole = planExact(p), greedy = planGreedy(p);
+  EXPECT_EQ(whole.loadBytes, 100);
+  EXPECT_EQ(greedy.loadBytes, 100);
+  EXPECT_EQ(whole.bytesMoved(), bruteForce(p));
+  // A plan keeping x after loading it in part is not valid.
+  MemoryPlan bad;
+  bad.feasible = true;
+  bad.transfers = {{Transfer::LoadRows, 0, 0}};
+  bad.loadBytes = 20;
+  EXPECT_EQ(validatePlan(p, bad),
+            "tensor x stays resident after operator 0 loaded only its rows");
+  // Nor loading in part for an operator that offers no partial read.
+  bad.transfers = {{Transfer::Load, 0, 0}, {Transfer::Drop, 0, 0},
+                   {Transfer::LoadRows, 0, 1}};
+  bad.loadBytes = 190;
+  p.ops[1].partialReads.clear();
+  EXPECT_EQ(validatePlan(p, bad), "tensor x loaded in part before operator 1, "
+                                  "which reads it whole");
 }

@@ -129,6 +129,67 @@ TEST_P(OutOfCore, SameBitsUnderABudget) {
 
 INSTANTIATE_TEST_SUITE_P(Examples, OutOfCore, exampleModels(), exampleName);
 
+// NGra's selective loading: under a tight budget with the next tier in host
+// RAM, chunks that read few rows of their source interval load only those
+// (into their places in the piece's buffer). Same bits as in memory, bytes
+// moved as planned and fewer than the whole pieces; off, or with spills in
+// files (whose slots are checked whole), every piece loads whole, with the
+// same bits.
+TEST(OutOfCoreSelective, LoadsOnlyTheRowsAChunkReads) {
+  int64_t rowLoads = 0;
+  for (const char *file : {"gcn.saga", "gat.saga"}) {
+    // Propagations over the input's width (no linear moved before them):
+    // source pieces worth loading in part.
+    std::unique_ptr<Model> model =
+        compileExample(file, 2, {"reorder-linear"});
+    ASSERT_TRUE(model);
+    Model &m = *model;
+    for (const char *graphName : {"cora", "hub"}) {
+      SCOPED_TRACE(std::string(file) + " " + graphName);
+      const Graph &g = graphFor(graphName, m.selfLoops());
+      bindInputs(m, g, graphName, std::string(file) + graphName + "-sel");
+      ForwardOptions fo;
+      if (std::string(graphName) == "cora")
+        fo.lossMask = cora().train;
+      auto ref = m.trainStep(fo, 5);
+      ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+      const int64_t peak = unboundedPeak(m, true);
+      for (int64_t divisor : {3, 6}) {
+        SCOPED_TRACE("budget peak / " + std::to_string(divisor));
+        ForwardOptions bo = fo;
+        bo.memoryBudget = peak / divisor;
+        auto step = m.trainStep(bo, 5);
+        ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+        expectSameStep(*step, *ref);
+        const ChunkedStats &c = step->chunked;
+        EXPECT_EQ(c.run.transfers.bytesLoaded + c.run.transfers.bytesStored,
+                  c.plannedBytes);
+        EXPECT_LE(c.rowLoadBytes, c.rowLoadWholeBytes);
+        if (c.rowLoads > 0) {
+          EXPECT_LT(c.rowLoadBytes, c.rowLoadWholeBytes);
+        }
+        rowLoads += c.rowLoads;
+        for (bool spill : {false, true}) {
+          SCOPED_TRACE(spill ? "spill file" : "selective loading off");
+          ForwardOptions whole = bo;
+          if (spill)
+            whole.scratch = SAGA_TEST_SCRATCH_DIR;
+          else
+            whole.selectiveLoading = false;
+          auto w = m.trainStep(whole, 5);
+          ASSERT_TRUE(bool(w)) << llvm::toString(w.takeError());
+          expectSameStep(*w, *ref);
+          EXPECT_EQ(w->chunked.rowLoads, 0);
+          if (!spill) {
+            EXPECT_GE(w->chunked.plannedBytes, c.plannedBytes);
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(rowLoads, 0);
+}
+
 TEST(OutOfCoreErrors, BudgetBelowTheMinimumSaysWhatItNeeds) {
   auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");
   ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());

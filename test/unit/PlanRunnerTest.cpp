@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstring>
 
@@ -298,6 +299,48 @@ TEST(PlanRunner, DirectSpillsOfAnyBufferAndSize) {
       EXPECT_TRUE(std::equal(want.begin(), want.end(), buffer)) << bytes;
       ++key;
     }
+}
+
+TEST(PlanRunner, TiersReadOnlyTheRowsAskedFor) {
+  // Selective loading: the selected rows land at their places (runs of
+  // consecutive rows and lone ones), every other byte of the buffer stays
+  // as it was; host RAM moves the rows alone, a spill file reads its slot
+  // whole (its checksum covers the slot) and says so; the transfer engine
+  // counts what the tier moved.
+  const int64_t rowBytes = 12, rows = 100, bytes = rowBytes * rows;
+  std::vector<char> slot(static_cast<size_t>(bytes));
+  for (int64_t k = 0; k < bytes; ++k)
+    slot[size_t(k)] = char(k * 13 + 1);
+  RowSelection pick{std::make_shared<const std::vector<int32_t>>(
+                        std::vector<int32_t>{0, 1, 2, 7, 40, 41, 99}),
+                    rowBytes};
+  auto file = NextTier::inFolder(scratchDir());
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  std::unique_ptr<NextTier> ram = NextTier::inMemory();
+  for (NextTier *tier : {ram.get(), file->get()}) {
+    SCOPED_TRACE(tier->describe());
+    ASSERT_FALSE(bool(tier->write(5, slot.data(), bytes)));
+    std::vector<char> got(static_cast<size_t>(bytes), 'x');
+    auto moved = tier->readRows(5, got.data(), bytes, pick);
+    ASSERT_TRUE(bool(moved)) << llvm::toString(moved.takeError());
+    EXPECT_EQ(*moved, tier == ram.get() ? 7 * rowBytes : bytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      bool picked = std::binary_search(pick.rows->begin(), pick.rows->end(),
+                                       int32_t(r));
+      for (int64_t b = r * rowBytes; b < (r + 1) * rowBytes; ++b)
+        ASSERT_EQ(got[size_t(b)], picked ? slot[size_t(b)] : 'x') << r;
+    }
+    // Through the transfer engine: its counter is the tier's bytes.
+    TransferEngine engine(*tier);
+    std::vector<char> again(static_cast<size_t>(bytes), 'x');
+    ASSERT_FALSE(bool(engine.wait(engine.loadRows(5, again.data(), bytes, pick))));
+    EXPECT_EQ(again, got);
+    EXPECT_EQ(engine.counters().bytesLoaded, *moved);
+    // A slot that is not there is an error, as for a whole read.
+    auto missing = tier->readRows(6, got.data(), bytes, pick);
+    EXPECT_FALSE(bool(missing));
+    llvm::consumeError(missing.takeError());
+  }
 }
 
 TEST(PlanRunner, FullScratchStopsTheRun) {

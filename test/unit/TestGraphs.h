@@ -127,14 +127,16 @@ inline void bindInputs(saga::Model &m, const saga::Graph &g,
   m.initParams(hashString(key));
 }
 
-/// An example model compiled for training (2 threads), or null after a
-/// test failure saying why.
-inline std::unique_ptr<saga::Model> compileExample(const std::string &file,
-                                                   unsigned optLevel = 2) {
+/// An example model compiled for training (2 threads, without the named
+/// passes), or null after a test failure saying why.
+inline std::unique_ptr<saga::Model>
+compileExample(const std::string &file, unsigned optLevel = 2,
+               std::vector<std::string> disabledPasses = {}) {
   saga::CompileOptions co;
   co.training = true;
   co.optLevel = optLevel;
   co.threads = 2;
+  co.disabledPasses = std::move(disabledPasses);
   auto model =
       saga::Model::compileFile(std::string(SAGA_EXAMPLES_DIR "/") + file, co);
   if (!model) {

@@ -340,6 +340,7 @@ ForwardOptions executionOf(const RunOptions &o, const Session &session) {
   fo.scratch = o.scratch;
   fo.directIO = o.directIO;
   fo.chunkReadAhead = o.chunkReadAhead;
+  fo.selectiveLoading = o.selectiveLoading;
   fo.intervals = session.intervals ? session.intervals : o.intervals;
   return fo;
 }
@@ -392,6 +393,12 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
       mib(double(t.bytesLoaded + t.bytesStored)), mib(double(t.bytesLoaded)),
       mib(double(t.bytesStored)), 100 * t.overlap(), t.stallSeconds * 1e3,
       t.busySeconds * 1e3, mib(double(c.run.poolPeak)));
+  if (c.rowLoads)
+    llvm::outs() << llvm::format(
+        "selective loading: %lld loads of only the rows a chunk reads, %.1f "
+        "MiB where whole pieces are %.1f MiB\n",
+        (long long)c.rowLoads, mib(double(c.rowLoadBytes)),
+        mib(double(c.rowLoadWholeBytes)));
   if (c.chunkParts)
     llvm::outs() << llvm::format(
         "chunk reads ahead: %lld parts read in %.1f ms on the reader thread, "

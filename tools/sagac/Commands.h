@@ -41,6 +41,7 @@ struct RunOptions {
   std::string scratch;
   bool directIO = false;
   bool chunkReadAhead = true; // a graph file's chunks, on their own thread
+  bool selectiveLoading = true; // chunks load only the rows they read
   int64_t intervals = 0;
   bool printSchedule = false; // print the chunked schedule first
   bool kernelTraffic = false; // print the steps' compulsory bytes first

@@ -190,6 +190,12 @@ cl::opt<bool> chunkReadAhead(
              "own thread ahead of the kernels (default on; "
              "--chunk-read-ahead=false reads each before its kernel)"),
     cl::init(true), cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<bool> selectiveLoading(
+    "selective-loading",
+    cl::desc("With --memory-budget, a graph in memory and spills in host RAM: "
+             "chunks load only the rows of their source interval they read "
+             "(default on; --selective-loading=false loads whole pieces)"),
+    cl::init(true), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<int64_t> chunkIntervals(
     "chunk-intervals",
     cl::desc("With --memory-budget: row intervals (default: the fewest that "
@@ -437,11 +443,12 @@ int main(int argc, char **argv) {
     }
   }
   if ((!scratchDir.empty() || directIO || chunkIntervals != 0 ||
-       printSchedule || chunkReadAhead.getNumOccurrences()) &&
+       printSchedule || chunkReadAhead.getNumOccurrences() ||
+       selectiveLoading.getNumOccurrences()) &&
       budget == 0) {
     llvm::errs() << "sagac: error: --scratch, --direct-io, --chunk-intervals, "
-                    "--chunk-read-ahead and --print-schedule need "
-                    "--memory-budget\n";
+                    "--chunk-read-ahead, --selective-loading and "
+                    "--print-schedule need --memory-budget\n";
     return 1;
   }
   if (chunkIntervals < 0) {
@@ -454,6 +461,7 @@ int main(int argc, char **argv) {
     options.scratch = scratchDir;
     options.directIO = directIO;
     options.chunkReadAhead = chunkReadAhead;
+    options.selectiveLoading = selectiveLoading;
     options.intervals = chunkIntervals;
     options.printSchedule = printSchedule;
     options.kernelTraffic = kernelTraffic;

@@ -108,6 +108,28 @@ public:
       return e;
     return device.upload(CUdeviceptr(uintptr_t(data)), host.data(), bytes);
   }
+  /// The rows from the tier into host memory, then up to their places,
+  /// a run of consecutive rows per copy.
+  llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,
+                                   const RowSelection &rows) override {
+    host.resize(size_t(bytes));
+    auto read = base.readRows(key, host.data(), bytes, rows);
+    if (!read)
+      return read.takeError();
+    const std::vector<int32_t> &r = *rows.rows;
+    const int64_t rb = rows.rowBytes;
+    for (size_t k = 0; k < r.size();) {
+      size_t end = k + 1;
+      while (end < r.size() && r[end] == r[end - 1] + 1)
+        ++end;
+      int64_t at = int64_t(r[k]) * rb;
+      if (auto e = device.upload(CUdeviceptr(uintptr_t(data) + uint64_t(at)),
+                                 host.data() + at, int64_t(end - k) * rb))
+        return std::move(e);
+      k = end;
+    }
+    return std::max(*read, rows.bytes());
+  }
   int64_t bytesHeld() const override { return base.bytesHeld(); }
   std::string describe() const override { return base.describe(); }
 
@@ -622,8 +644,8 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
   CudaChunkedRun run(*this, *found->second, model, runCtx, pm);
   chunked::InputTier inputs(
       **tier, [&](int t) { return run.isInput(t); },
-      [&](int t, void *to, int64_t bytes) {
-        return chunked::readInput(model, ctx, pm, t, to, bytes);
+      [&](int t, void *to, int64_t bytes, const RowSelection *rows) {
+        return chunked::readInput(model, ctx, pm, t, to, bytes, rows);
       });
   StagedTier staged(inputs, *device);
   CudaTier pool(*device, (*entry)->chunk.room());
@@ -631,7 +653,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
       pm.problem, memoryPlan, pool, staged,
       chunked::reporting([&](int k, Resident &r) { return run.compute(k, r); },
                          options, int64_t(pm.steps.size())),
-      kPrefetchDepth);
+      kPrefetchDepth, chunked::chunkRows(runCtx, pm));
   if (!ran)
     return ran.takeError();
   if (auto e = device->synchronize())
@@ -646,6 +668,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = memoryPlan.method;
     stats->plannedBytes = memoryPlan.bytesMoved();
+    chunked::noteRowLoads(pm, memoryPlan, stats);
     stats->run = *ran;
   }
   return run.takeResults();
