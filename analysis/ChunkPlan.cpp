@@ -99,9 +99,14 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
   ChunkPlan out;
   out.graph = graph;
   out.budget = budget;
+  // P from the working sets alone: a partial load takes its piece's whole
+  // buffer, so the chunks' row counts (a pass over the chunk index at each
+  // P tried) are asked for only at the P chosen.
+  GraphSize sizes = graph;
+  sizes.rowCounts = nullptr;
   for (int64_t p = intervals > 0 ? intervals : 1;;
        p = std::min(maxParts, p * 2)) {
-    out.memory = planMemoryProblem(model, graph, kPinBelow, p);
+    out.memory = planMemoryProblem(model, sizes, kPinBelow, p);
     out.minimum = minimumBudget(out.memory.problem);
     if (intervals > 0 || 2 * out.minimum <= out.room() || p >= maxParts)
       break;
@@ -123,18 +128,23 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
   // buffering), or what is left of it.
   const int64_t planned = room - std::min(out.minimum, room - out.minimum);
   // Chunk groups of 1, 2, 4, ... destination intervals: the plan that
-  // moves the fewest bytes (the first, on a tie).
+  // moves the fewest bytes, or a larger group's within 1 % of it (its
+  // kernels read each source piece G times in a row, while it is in
+  // cache).
   const int64_t parts = out.intervals();
   bool found = false;
+  int64_t fewest = 0; // the fewest bytes of any group's plan
   for (int64_t group = fixedGroup > 0 ? fixedGroup : 1;;
        group = std::min(parts, group * 2)) {
-    PlanMemory pm = group == 1 ? out.memory
-                               : planMemoryProblem(model, graph, kPinBelow,
-                                                   parts, group);
+    PlanMemory pm = group == 1 && !graph.rowCounts
+                        ? out.memory
+                        : planMemoryProblem(model, graph, kPinBelow, parts,
+                                            group);
     pm.problem.budget = planned;
     MemoryPlan plan = planExact(pm.problem, /*maxStates=*/1 << 18);
     if (plan.feasible &&
-        (!found || plan.bytesMoved() < out.plan.bytesMoved())) {
+        (!found || plan.bytesMoved() * 100 <= fewest * 101)) {
+      fewest = found ? std::min(fewest, plan.bytesMoved()) : plan.bytesMoved();
       out.memory = std::move(pm);
       out.plan = std::move(plan);
       found = true;

@@ -241,10 +241,10 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
               whole.push_back(t);
               continue;
             }
-            // Bytes of the rows read, when fewer than the interval's
-            // (-1: not known; the piece is still only read here).
+            // Bytes of the rows read, when few (-1: not known; the piece
+            // is still only read here).
             int64_t n = rowCount(i, j, rowsAreSources);
-            if (n < 0 || (n > 0 && n < rowsOf(i)))
+            if (n < 0 || (n > 0 && n * kFewRows <= rowsOf(i)))
               partial.push_back(
                   {t, n < 0 ? -1 : p.tensors[size_t(t)].bytes / rowsOf(i) * n});
             else

@@ -674,11 +674,11 @@ int runTraining(const Options &o) {
       const ChunkedStats &c = s.chunked;
       const auto &t = c.run.transfers;
       llvm::outs() << llvm::format(
-          "progress  out of core: %lld intervals, plan %s %.1f MiB, moved "
+          "progress  out of core: %lld intervals (groups of %lld), plan %s %.1f MiB, moved "
           "%.1f MiB (%.3fx the plan), overlap %.0f%%, stall %.1f ms, pool "
           "peak %.1f MiB; %lld loads of chunk rows, %.1f MiB for %.1f MiB of "
           "pieces\n",
-          (long long)c.intervals, c.method.c_str(),
+          (long long)c.intervals, (long long)c.group, c.method.c_str(),
           double(c.plannedBytes) / (1 << 20),
           double(t.bytesLoaded + t.bytesStored) / (1 << 20),
           double(t.bytesLoaded + t.bytesStored) /

@@ -1,10 +1,12 @@
 #!/bin/sh
 # Out of core with the next tier in host RAM: GCN (bench/models/gcn64.saga)
 # on R-MAT scale 20, in memory and at X = 2, 4, 8 times oversubscription
-# (the device budget is the training step's unbounded peak / X), in ROUNDS
+# (the device budget is the training step's unbounded peak / X), and at 8x
+# with selective loading off (8w: source pieces loaded whole), in ROUNDS
 # alternating rounds so that the VM's drift hits every setting alike.
 #
-#   bench/outofcore_ram.sh [ROUNDS]     (default 2; EPOCHS, default 4)
+#   bench/outofcore_ram.sh [ROUNDS]     (default 2; EPOCHS, default 4;
+#                                        SETTINGS, default "0 8 8w 4 2")
 #
 # Prints each run's summary, breakdown and RESULT line, then per setting
 # the median of its rounds' epoch medians and its ratio to in memory.
@@ -18,10 +20,11 @@ trap 'rm -f "$out"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
 r=1
 while [ "$r" -le "$rounds" ]; do
-  for x in 0 8 4 2; do
-    echo "## round $r, oversubscription ${x}x (0: in memory)"
+  for x in ${SETTINGS:-0 8 8w 4 2}; do
+    echo "## round $r, oversubscription ${x}x (0: in memory; w: whole pieces)"
     set -- train --scale 20 --threads 2 --epochs "$epochs"
-    [ "$x" = 0 ] || set -- "$@" --oversubscribe "$x"
+    [ "$x" = 0 ] || set -- "$@" --oversubscribe "${x%w}"
+    [ "$x" = "${x%w}" ] || set -- "$@" --no-selective
     "$bin" "$@" | grep -v '^progress  epoch' | tee -a "$out" |
       grep -E '^(train|breakdown|progress  out of core|RESULT)' | tail -40
     echo "x=$x $(grep '^RESULT' "$out" | tail -1)" >> "$out.x"
@@ -33,15 +36,16 @@ echo "## medians over $rounds rounds"
 import re, statistics, sys
 runs = {}
 for line in open(sys.argv[1]):
-    x = int(line.split()[0][2:])
+    x = line.split()[0][2:]
     ms = float(re.search(r" ms=([0-9.]+)", line).group(1))
     loss = re.search(r"last_loss=([0-9.]+)", line).group(1)
     runs.setdefault(x, []).append((ms, loss))
-base = statistics.median(ms for ms, _ in runs[0])
-for x in sorted(runs):
+base = statistics.median(ms for ms, _ in runs.get("0", [(float("nan"), "")]))
+for x in sorted(runs, key=lambda x: (int(x.rstrip("w")), x)):
     ms = [m for m, _ in runs[x]]
     med = statistics.median(ms)
-    print(f"{'in memory' if x == 0 else f'{x}x'}: epoch {med:.1f} ms "
+    name = {"0": "in memory"}.get(x, f"{x.rstrip('w')}x" + (" whole pieces" if x.endswith("w") else ""))
+    print(f"{name}: epoch {med:.1f} ms "
           f"(rounds {', '.join(f'{m:.1f}' for m in ms)}), {med / base:.2f}x in memory; "
           f"last loss {', '.join(sorted(set(l for _, l in runs[x])))}")
 PY

@@ -991,6 +991,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (stats) {
     stats->intervals = parts;
     stats->emptyChunks = pm.emptyChunks();
+    stats->group = pm.group;
     stats->minimumBytes = entry->chunk.minimum;
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = plan.method;

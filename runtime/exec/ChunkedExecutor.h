@@ -82,6 +82,7 @@ struct ChunkedOptions {
 struct ChunkedStats {
   int64_t intervals = 1;
   int64_t emptyChunks = 0;  // of the P x P, those holding no edges
+  int64_t group = 1;        // destination intervals per chunk group
   int64_t minimumBytes = 0; // the largest step's working set at that P
   int64_t pinnedBytes = 0;  // values under 1 MiB, kept out of the plan
   std::string method;       // the planner's (exact, or its fallback)

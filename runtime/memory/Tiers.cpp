@@ -67,23 +67,19 @@ public:
   }
   llvm::Error read(int key, void *data, int64_t bytes) override {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = slots.find(key);
-    if (it == slots.end() || int64_t(it->second.bytes.size()) != bytes)
-      return llvm::createStringError("host RAM tier: no stored copy of " +
-                                     std::to_string(bytes) + " bytes for " +
-                                     std::to_string(key));
-    std::memcpy(data, it->second.bytes.data(), size_t(bytes));
+    auto from = stored(key, bytes);
+    if (!from)
+      return from.takeError();
+    std::memcpy(data, *from, size_t(bytes));
     return llvm::Error::success();
   }
   llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,
                                    const RowSelection &rows) override {
     std::lock_guard<std::mutex> lock(mutex);
-    auto it = slots.find(key);
-    if (it == slots.end() || int64_t(it->second.bytes.size()) != bytes)
-      return llvm::createStringError("host RAM tier: no stored copy of " +
-                                     std::to_string(bytes) + " bytes for " +
-                                     std::to_string(key));
-    copyRows(data, it->second.bytes.data(), rows);
+    auto from = stored(key, bytes);
+    if (!from)
+      return from.takeError();
+    copyRows(data, *from, rows);
     return rows.bytes();
   }
   int64_t bytesHeld() const override {
@@ -96,6 +92,15 @@ private:
   struct Slot {
     std::vector<char> bytes;
   };
+  /// Slot `key` of exactly `bytes` (with the mutex held).
+  llvm::Expected<const char *> stored(int key, int64_t bytes) const {
+    auto it = slots.find(key);
+    if (it == slots.end() || int64_t(it->second.bytes.size()) != bytes)
+      return llvm::createStringError("host RAM tier: no stored copy of " +
+                                     std::to_string(bytes) + " bytes for " +
+                                     std::to_string(key));
+    return it->second.bytes.data();
+  }
   mutable std::mutex mutex;
   std::map<int, Slot> slots;
   int64_t held = 0;

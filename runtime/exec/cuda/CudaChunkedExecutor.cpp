@@ -664,6 +664,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
   if (stats) {
     stats->intervals = (*entry)->chunk.intervals();
     stats->emptyChunks = (*entry)->chunk.memory.emptyChunks();
+    stats->group = pm.group;
     stats->minimumBytes = (*entry)->chunk.minimum;
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = memoryPlan.method;
