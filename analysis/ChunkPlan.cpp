@@ -8,12 +8,30 @@
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
+#include <tuple>
 
 using namespace mlir;
 using namespace saga;
 
 namespace {
+
+/// `f` (when set) answering each distinct argument list once.
+template <typename R, typename... Args>
+std::function<R(Args...)> memoized(std::function<R(Args...)> f) {
+  if (!f)
+    return f;
+  auto memo = std::make_shared<std::map<std::tuple<std::decay_t<Args>...>, R>>();
+  return [memo, f = std::move(f)](Args... args) {
+    auto key = std::make_tuple(args...);
+    auto it = memo->find(key);
+    if (it == memo->end())
+      it = memo->emplace(key, f(args...)).first;
+    return it->second;
+  };
+}
 
 /// The working set of the largest step, and its name.
 std::pair<int64_t, std::string> largestStep(const MemoryProblem &p) {
@@ -72,30 +90,10 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                                             int64_t fixedGroup) {
   int64_t maxParts =
       std::min<int64_t>(exec::kWeightGradSlices, (graph.vertices + 255) / 256);
-  if (graph.occupancy) {
-    // Asked once per interval count, however many chunk groups are tried.
-    auto memo = std::make_shared<
-        std::map<std::vector<int32_t>, std::vector<uint8_t>>>();
-    graph.occupancy = [memo, of = graph.occupancy](
-                          const std::vector<int32_t> &bounds) {
-      auto it = memo->find(bounds);
-      if (it == memo->end())
-        it = memo->emplace(bounds, of(bounds)).first;
-      return it->second;
-    };
-  }
-  if (graph.rowCounts) {
-    auto memo = std::make_shared<
-        std::map<std::pair<bool, std::vector<int32_t>>, std::vector<int64_t>>>();
-    graph.rowCounts = [memo, of = graph.rowCounts](
-                          bool reversed, const std::vector<int32_t> &bounds) {
-      auto key = std::make_pair(reversed, bounds);
-      auto it = memo->find(key);
-      if (it == memo->end())
-        it = memo->emplace(key, of(reversed, bounds)).first;
-      return it->second;
-    };
-  }
+  // Asked once per interval count (and direction), however many chunk
+  // groups are tried.
+  graph.occupancy = memoized(graph.occupancy);
+  graph.rowCounts = memoized(graph.rowCounts);
   ChunkPlan out;
   out.graph = graph;
   out.budget = budget;
@@ -197,11 +195,9 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
   };
   // A partial load's row count: its bytes over the piece's row size.
   auto rowsLoaded = [&](const Transfer &t) -> int64_t {
-    if (t.kind != Transfer::LoadRows)
-      return -1;
-    const PlanPiece &piece = pm.pieces[size_t(t.tensor)];
-    int64_t count = pm.bounds[size_t(piece.piece) + 1] - pm.bounds[size_t(piece.piece)];
-    return transferBytes(p, t) / (p.tensors[size_t(t.tensor)].bytes / count);
+    return t.kind == Transfer::LoadRows
+               ? transferBytes(p, t) / pm.rowBytes(t.tensor)
+               : -1;
   };
   std::vector<int> issueAt = issuePoints(cp.plan, p.tensors.size());
   // Prefetches by the step they precede.
@@ -332,8 +328,7 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
         tr.kind = Transfer::LoadRows;
         PlanOperator &next = p.ops[size_t(steps)];
         if (next.partialBytes(t) < 0)
-          next.partialReads.push_back(
-              {t, rows.getInt() * (p.tensors[size_t(t)].bytes / count)});
+          next.partialReads.push_back({t, rows.getInt() * pm.rowBytes(t)});
       }
       auto pf = pendingPrefetch.find(t);
       if (pf != pendingPrefetch.end()) {

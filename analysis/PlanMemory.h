@@ -128,6 +128,12 @@ struct PlanMemory {
       return -1;
     return c[size_t(i * parts + j)];
   }
+  /// The bytes of one row of interval piece t (a value's piece j >= 0).
+  int64_t rowBytes(int t) const {
+    const PlanPiece &at = pieces[size_t(t)];
+    return problem.tensors[size_t(t)].bytes /
+           (bounds[size_t(at.piece) + 1] - bounds[size_t(at.piece)]);
+  }
   /// How many of the P x P chunks are empty.
   int64_t emptyChunks() const {
     return int64_t(std::count(occupied.begin(), occupied.end(), 0));

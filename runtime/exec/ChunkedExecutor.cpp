@@ -575,13 +575,6 @@ bool overOutEdges(const PlanStep &step) {
   return fn && fn->hasAttr("saga.reversed");
 }
 
-/// The bytes of one row of interval piece t.
-int64_t rowBytesOf(const PlanMemory &pm, int t) {
-  const PlanPiece &piece = pm.pieces[size_t(t)];
-  int64_t count = pm.bounds[size_t(piece.piece) + 1] - pm.bounds[size_t(piece.piece)];
-  return pm.problem.tensors[size_t(t)].bytes / count;
-}
-
 /// Whether every partial load of a plan read back from a schedule loads
 /// as many rows as the graph's chunk reads.
 bool partialLoadsMatch(const ChunkPlan &cp, const GraphSize &size) {
@@ -598,7 +591,7 @@ bool partialLoadsMatch(const ChunkPlan &cp, const GraphSize &size) {
       counts[reversed] = size.rowCounts(reversed, pm.bounds);
     const int64_t parts = cp.intervals();
     if (counts[reversed].size() != size_t(parts * parts) ||
-        counts[reversed][size_t(step.i * parts + step.j)] * rowBytesOf(pm, t.tensor) !=
+        counts[reversed][size_t(step.i * parts + step.j)] * pm.rowBytes(t.tensor) !=
             transferBytes(pm.problem, t))
       return false;
   }
@@ -623,7 +616,7 @@ RowsFn chunked::chunkRows(const ExecutionContext &ctx, const PlanMemory &pm) {
     auto rows = source ? source->chunkRows(overOutEdges(step), pm.bounds,
                                            step.i, step.j)
                        : nullptr;
-    const int64_t rowBytes = rowBytesOf(pm, t);
+    const int64_t rowBytes = pm.rowBytes(t);
     const int64_t want = pm.problem.ops[size_t(op)].partialBytes(t) / rowBytes;
     if (!rows || int64_t(rows->size()) != want)
       return llvm::createStringError(

@@ -261,106 +261,102 @@ MemoryPlan saga::planExact(const MemoryProblem &p, size_t maxStates) {
     // Reads that may load only their operator's rows.
     std::vector<int> optional;
     for (auto &[t, b] : p.ops[i].partialReads)
-      if (std::find(p.ops[i].updates.begin(), p.ops[i].updates.end(), t) ==
-              p.ops[i].updates.end() &&
-          std::find(p.ops[i].writes.begin(), p.ops[i].writes.end(), t) ==
-              p.ops[i].writes.end())
+      if (p.ops[i].partialBytes(t) >= 0)
         optional.push_back(t);
     for (size_t k = 0; k < steps[i].size(); ++k) {
       const Node &from = steps[i][k];
       // Which of the optional reads, when not resident, load in part.
-      for (uint64_t part = 0; part < (uint64_t(1) << optional.size());
-           ++part) {
-      std::vector<Transfer> transfers;
-      int64_t cost = from.cost;
-      // Resident while operator i runs: tensor -> has a copy.
-      std::map<int, bool> during;
-      for (int e : from.state)
-        during[e / 2] = e % 2;
-      std::vector<int> partial; // resident for operator i only
-      bool redundant = false;   // a partial choice for a resident tensor
-      for (size_t o = 0; o < optional.size(); ++o)
-        if (part >> o & 1) {
-          int t = optional[o];
-          if (during.count(t)) {
-            redundant = true;
-            break;
-          }
-          transfers.push_back({Transfer::LoadRows, t, int(i)});
-          cost += p.ops[i].partialBytes(t);
-          during[t] = true;
-          partial.push_back(t);
-        }
-      if (redundant)
-        continue;
-      for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
-        for (int t : *list)
-          if (!during.count(t)) {
-            transfers.push_back({Transfer::Load, t, int(i)});
-            cost += p.tensors[size_t(t)].bytes;
+      for (uint64_t part = 0; part < (uint64_t(1) << optional.size()); ++part) {
+        std::vector<Transfer> transfers;
+        int64_t cost = from.cost;
+        // Resident while operator i runs: tensor -> has a copy.
+        std::map<int, bool> during;
+        for (int e : from.state)
+          during[e / 2] = e % 2;
+        std::vector<int> partial; // resident for operator i only
+        bool redundant = false;   // a partial choice for a resident tensor
+        for (size_t o = 0; o < optional.size(); ++o)
+          if (part >> o & 1) {
+            int t = optional[o];
+            if (during.count(t)) {
+              redundant = true;
+              break;
+            }
+            transfers.push_back({Transfer::LoadRows, t, int(i)});
+            cost += p.ops[i].partialBytes(t);
             during[t] = true;
+            partial.push_back(t);
           }
-      for (int t : p.ops[i].updates)
-        during[t] = false; // the copy is stale
-      for (int t : p.ops[i].writes)
-        if (!during.count(t))
-          during[t] = p.tensors[size_t(t)].input;
-      int64_t bytes = 0;
-      for (auto &[t, c] : during)
-        bytes += p.tensors[size_t(t)].bytes;
-      if (bytes > p.budget)
-        continue;
-      // The survivors may each stay or go down (stored first if needed);
-      // those loaded in part go (their copy is current).
-      std::vector<std::pair<int, bool>> live;
-      std::vector<Transfer> dropped;
-      for (auto &[t, c] : during)
-        if (uses.last(t) > int(i)) {
-          if (std::find(partial.begin(), partial.end(), t) != partial.end())
-            dropped.push_back({Transfer::Drop, t, int(i)});
-          else
-            live.push_back({t, c});
-        }
-      if (live.size() >= 63)
-        return fallback(p, std::to_string(live.size()) +
-                               " live tensors after operator " +
-                               std::to_string(i));
-      for (uint64_t keep = 0; keep < (uint64_t(1) << live.size()); ++keep) {
-        if (++explored > maxStates)
-          return fallback(p, "past " + std::to_string(maxStates) + " states");
-        State state;
-        std::vector<Transfer> t2 = transfers;
-        int64_t c2 = cost, kept = 0;
-        for (size_t j = 0; j < live.size(); ++j) {
-          auto [t, c] = live[j];
-          if (keep >> j & 1) {
-            state.push_back(2 * t + (c ? 1 : 0));
-            kept += p.tensors[size_t(t)].bytes;
-            continue;
-          }
-          if (!c) {
-            t2.push_back({Transfer::Store, t, int(i)});
-            c2 += p.tensors[size_t(t)].bytes;
-          }
-          t2.push_back({Transfer::Drop, t, int(i)});
-        }
-        t2.insert(t2.end(), dropped.begin(), dropped.end());
-        // The next operator must still fit beside what stays.
-        int64_t need = kept;
-        for (int t : nextWork)
-          if (std::none_of(state.begin(), state.end(),
-                           [&](int e) { return e / 2 == t; }))
-            need += p.tensors[size_t(t)].bytes;
-        if (need > p.budget)
+        if (redundant)
           continue;
-        std::sort(state.begin(), state.end());
-        auto [it, added] = index.try_emplace(state, steps[i + 1].size());
-        Node node{c2, std::max(from.peak, bytes), int(k), state, t2};
-        if (added)
-          steps[i + 1].push_back(std::move(node));
-        else if (c2 < steps[i + 1][it->second].cost)
-          steps[i + 1][it->second] = std::move(node);
-      }
+        for (const auto *list : {&p.ops[i].reads, &p.ops[i].updates})
+          for (int t : *list)
+            if (!during.count(t)) {
+              transfers.push_back({Transfer::Load, t, int(i)});
+              cost += p.tensors[size_t(t)].bytes;
+              during[t] = true;
+            }
+        for (int t : p.ops[i].updates)
+          during[t] = false; // the copy is stale
+        for (int t : p.ops[i].writes)
+          if (!during.count(t))
+            during[t] = p.tensors[size_t(t)].input;
+        int64_t bytes = 0;
+        for (auto &[t, c] : during)
+          bytes += p.tensors[size_t(t)].bytes;
+        if (bytes > p.budget)
+          continue;
+        // The survivors may each stay or go down (stored first if needed);
+        // those loaded in part go (their copy is current).
+        std::vector<std::pair<int, bool>> live;
+        std::vector<Transfer> dropped;
+        for (auto &[t, c] : during)
+          if (uses.last(t) > int(i)) {
+            if (std::find(partial.begin(), partial.end(), t) != partial.end())
+              dropped.push_back({Transfer::Drop, t, int(i)});
+            else
+              live.push_back({t, c});
+          }
+        if (live.size() >= 63)
+          return fallback(p, std::to_string(live.size()) +
+                                 " live tensors after operator " +
+                                 std::to_string(i));
+        for (uint64_t keep = 0; keep < (uint64_t(1) << live.size()); ++keep) {
+          if (++explored > maxStates)
+            return fallback(p, "past " + std::to_string(maxStates) + " states");
+          State state;
+          std::vector<Transfer> t2 = transfers;
+          int64_t c2 = cost, kept = 0;
+          for (size_t j = 0; j < live.size(); ++j) {
+            auto [t, c] = live[j];
+            if (keep >> j & 1) {
+              state.push_back(2 * t + (c ? 1 : 0));
+              kept += p.tensors[size_t(t)].bytes;
+              continue;
+            }
+            if (!c) {
+              t2.push_back({Transfer::Store, t, int(i)});
+              c2 += p.tensors[size_t(t)].bytes;
+            }
+            t2.push_back({Transfer::Drop, t, int(i)});
+          }
+          t2.insert(t2.end(), dropped.begin(), dropped.end());
+          // The next operator must still fit beside what stays.
+          int64_t need = kept;
+          for (int t : nextWork)
+            if (std::none_of(state.begin(), state.end(),
+                             [&](int e) { return e / 2 == t; }))
+              need += p.tensors[size_t(t)].bytes;
+          if (need > p.budget)
+            continue;
+          std::sort(state.begin(), state.end());
+          auto [it, added] = index.try_emplace(state, steps[i + 1].size());
+          Node node{c2, std::max(from.peak, bytes), int(k), state, t2};
+          if (added)
+            steps[i + 1].push_back(std::move(node));
+          else if (c2 < steps[i + 1][it->second].cost)
+            steps[i + 1][it->second] = std::move(node);
+        }
       }
     }
     if (steps[i + 1].empty()) {
@@ -420,12 +416,7 @@ std::string saga::validatePlan(const MemoryProblem &p, const MemoryPlan &plan,
         return name(t) + " loaded before operator " + std::to_string(i) +
                " while resident or without a copy";
       if (plan.transfers[at].kind == Transfer::LoadRows) {
-        const PlanOperator &op = p.ops[i];
-        if (op.partialBytes(t) < 0 ||
-            std::find(op.updates.begin(), op.updates.end(), t) !=
-                op.updates.end() ||
-            std::find(op.writes.begin(), op.writes.end(), t) !=
-                op.writes.end())
+        if (p.ops[i].partialBytes(t) < 0)
           return name(t) + " loaded in part before operator " +
                  std::to_string(i) + ", which reads it whole";
         partial.push_back(t);

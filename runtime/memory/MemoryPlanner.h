@@ -28,6 +28,7 @@
 #ifndef SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
 #define SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -55,8 +56,12 @@ struct PlanOperator {
   /// tensor cannot stay resident after the operator: it is dropped (it has
   /// a current copy: only a tensor not resident is loaded).
   std::vector<std::pair<int, int64_t>> partialReads;
-  /// The bytes a partial read of `t` loads, or -1 when it has none.
+  /// The bytes a partial read of `t` loads, or -1 when it has none (or
+  /// the operator also writes or updates `t`: then it needs it whole).
   int64_t partialBytes(int t) const {
+    if (std::find(writes.begin(), writes.end(), t) != writes.end() ||
+        std::find(updates.begin(), updates.end(), t) != updates.end())
+      return -1;
     for (auto &[tensor, bytes] : partialReads)
       if (tensor == t)
         return bytes;

@@ -23,13 +23,10 @@ using sagatest::Rng;
 
 namespace {
 
-/// Whether operator `op` may load only part of `t` (it reads it, neither
-/// writes nor updates it, and offers a partial read).
+/// Whether operator `op` may load only part of `t` (it offers a partial
+/// read and neither writes nor updates `t`).
 bool partialUse(const PlanOperator &op, int t) {
-  return op.partialBytes(t) >= 0 &&
-         std::find(op.writes.begin(), op.writes.end(), t) == op.writes.end() &&
-         std::find(op.updates.begin(), op.updates.end(), t) ==
-             op.updates.end();
+  return op.partialBytes(t) >= 0;
 }
 
 /// The fewest bytes moved under the budget, or -1 if nothing fits.
