@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,6 +34,117 @@ std::string describe(Operation *op) {
   if (auto launch = dyn_cast<LaunchOp>(op))
     return "launch @" + launch.getCallee().str();
   return op->getName().getStringRef().str();
+}
+
+/// A plan op's operators: [begin, end) of the problem's, and how they run.
+struct OpSteps {
+  Operation *op;
+  size_t begin, end;
+  enum Kind {
+    Whole,       // once (not over rows)
+    Rows,        // once per interval j, in order
+    Propagation, // per 2-D chunk, destination intervals in groups
+    Chunks,      // per 2-D chunk (an edge map)
+  } kind;
+  int64_t group; // a propagation's destination intervals per group
+};
+
+/// The problem's operator order with chains of row-local ops run interval
+/// by interval (NGra's ApplyVertex on a destination interval as soon as its
+/// gather is done): consecutive ops over rows whose operands made in the
+/// chain are vertex values (read at the same interval) run interval-major,
+/// after the chunk group of a propagation heading the chain that finishes
+/// the interval, so an interval's pieces are used while resident instead
+/// of each op streaming every interval through the device tier. Each op's
+/// own steps keep their order (reductions over rows still add interval
+/// 0, 1, ... in turn: results do not change). An op not over rows that
+/// reads nothing made in the chain runs before it; one that does ends it.
+std::vector<size_t> interleaveRows(const std::vector<OpSteps> &ops,
+                                   int64_t parts) {
+  std::vector<size_t> order;
+  const OpSteps *head = nullptr; // a propagation the chain follows
+  std::vector<const OpSteps *> chain;
+  llvm::DenseSet<Value> made; // values the head or chain make
+  auto emitRows = [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      for (const OpSteps *c : chain)
+        order.push_back(c->begin + size_t(j));
+  };
+  auto close = [&] {
+    if (head) {
+      // Per group: its chunks, then the chain over the group's intervals.
+      const int64_t g = head->group;
+      size_t k = head->begin;
+      for (int64_t g0 = 0; g0 < parts; g0 += g) {
+        const int64_t g1 = std::min(parts, g0 + g);
+        for (int64_t n = 0; n < parts * (g1 - g0); ++n)
+          order.push_back(k++);
+        emitRows(g0, g1);
+      }
+    } else {
+      emitRows(0, parts);
+    }
+    head = nullptr;
+    chain.clear();
+    made.clear();
+  };
+  auto emitWhole = [&](const OpSteps &o) {
+    for (size_t k = o.begin; k < o.end; ++k)
+      order.push_back(k);
+  };
+  auto readsMade = [&](Operation *op, bool vertexOk) {
+    return llvm::any_of(op->getOperands(), [&](Value v) {
+      if (!made.contains(v))
+        return false;
+      auto d = dyn_cast<DomainType>(v.getType());
+      return !(vertexOk && d && !d.isEdgeDomain());
+    });
+  };
+  for (const OpSteps &o : ops) {
+    switch (o.kind) {
+    case OpSteps::Whole:
+      // The return (the optimiser) stays last.
+      if (isa<ReturnOp>(o.op) || readsMade(o.op, false)) {
+        close();
+        emitWhole(o);
+      } else {
+        emitWhole(o); // before the open chain: it reads nothing of it
+      }
+      continue;
+    case OpSteps::Rows:
+      if (readsMade(o.op, true))
+        close();
+      chain.push_back(&o);
+      break;
+    case OpSteps::Propagation:
+      close();
+      head = &o;
+      break;
+    case OpSteps::Chunks:
+      close();
+      emitWhole(o);
+      continue;
+    }
+    for (Value r : o.op->getResults())
+      made.insert(r);
+  }
+  close();
+  return order;
+}
+
+/// Reorders the problem's operators (and their steps) to `order`.
+void permuteSteps(PlanMemory &pm, const std::vector<size_t> &order) {
+  std::vector<PlanOperator> ops;
+  std::vector<PlanStep> steps;
+  std::vector<std::vector<int>> otherEnd;
+  for (size_t k : order) {
+    ops.push_back(std::move(pm.problem.ops[k]));
+    steps.push_back(pm.steps[k]);
+    otherEnd.push_back(std::move(pm.otherEnd[k]));
+  }
+  pm.problem.ops = std::move(ops);
+  pm.steps = std::move(steps);
+  pm.otherEnd = std::move(otherEnd);
 }
 
 } // namespace
@@ -143,6 +255,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
   Block &block = plan.getBody().front();
   for (BlockArgument arg : block.getArguments())
     tensorsOf(arg, /*input=*/true);
+  std::vector<OpSteps> opSteps; // per plan op with steps, in block order
   for (Operation &op : block) {
     if (isa<ReleaseOp, ScheduleOp>(op) ||
         op.hasTrait<OpTrait::ConstantLike>())
@@ -152,6 +265,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
         params.push_back(t);
       continue;
     }
+    opSteps.push_back({&op, p.ops.size(), 0, OpSteps::Whole, 1});
     bool overRows =
         parts > 1 && !isa<ReturnOp>(op) &&
         (llvm::any_of(op.getOperandTypes(), llvm::IsaPred<DomainType>) ||
@@ -174,6 +288,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
         for (int t : tensorsOf(r, false))
           o.writes.push_back(t);
       push(std::move(o), {&op, -1, -1});
+      opSteps.back().end = p.ops.size();
       continue;
     }
     // The propagation's operand groups: the other end's operands are
@@ -279,6 +394,13 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
           push(std::move(o), {&op, twoD ? i : -1, j}, std::move(otherEnd));
         }
     }
+    opSteps.back().end = p.ops.size();
+    opSteps.back().kind = propagate ? OpSteps::Propagation
+                          : twoD    ? OpSteps::Chunks
+                                    : OpSteps::Rows;
+    opSteps.back().group = g;
   }
+  if (parts > 1)
+    permuteSteps(out, interleaveRows(opSteps, parts));
   return out;
 }
