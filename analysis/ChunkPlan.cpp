@@ -87,7 +87,8 @@ DenseI32ArrayAttr emptyChunksAttr(OpBuilder &b, const PlanMemory &pm) {
 
 llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                                             int64_t budget, int64_t intervals,
-                                            int64_t fixedGroup) {
+                                            int64_t fixedGroup,
+                                            bool interleave) {
   int64_t maxParts =
       std::min<int64_t>(exec::kWeightGradSlices, (graph.vertices + 255) / 256);
   // Asked once per interval count (and direction), however many chunk
@@ -104,7 +105,7 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
   sizes.rowCounts = nullptr;
   for (int64_t p = intervals > 0 ? intervals : 1;;
        p = std::min(maxParts, p * 2)) {
-    out.memory = planMemoryProblem(model, sizes, kPinBelow, p);
+    out.memory = planMemoryProblem(model, sizes, kPinBelow, p, 1, interleave);
     out.minimum = minimumBudget(out.memory.problem);
     if (intervals > 0 || 2 * out.minimum <= out.room() || p >= maxParts)
       break;
@@ -137,7 +138,7 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
     PlanMemory pm = group == 1 && !graph.rowCounts
                         ? out.memory
                         : planMemoryProblem(model, graph, kPinBelow, parts,
-                                            group);
+                                            group, interleave);
     pm.problem.budget = planned;
     MemoryPlan plan = planExact(pm.problem, /*maxStates=*/1 << 18);
     if (plan.feasible &&
@@ -180,7 +181,8 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
       b.getDenseI32ArrayAttr(pm.bounds), b.getStringAttr(cp.plan.method),
       i64(cp.plan.bytesMoved()), emptyChunksAttr(b, pm),
       !pm.rowCounts[0].empty() || !pm.rowCounts[1].empty() ? b.getUnitAttr()
-                                                           : UnitAttr());
+                                                           : UnitAttr(),
+      pm.interleaved ? UnitAttr() : b.getUnitAttr());
   Block *block = new Block();
   schedule.getBody().push_back(block);
   b.setInsertionPointToEnd(block);
@@ -249,7 +251,8 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
     };
   }
   out.memory = planMemoryProblem(model, out.graph, kPinBelow, parts,
-                                 int64_t(schedule.getGroup()));
+                                 int64_t(schedule.getGroup()),
+                                 !schedule.getOpMajor());
   PlanMemory &pm = out.memory;
   MemoryProblem &p = pm.problem;
   if (pm.bounds != std::vector<int32_t>(bounds.begin(), bounds.end()))

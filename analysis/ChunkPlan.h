@@ -47,10 +47,12 @@ struct ChunkPlan {
 
 /// Chooses P (or takes `intervals` when positive) and plans. Fails when the
 /// budget is below one step's working set, saying what that is.
-/// `group` > 0 fixes the chunk groups' size instead.
+/// `group` > 0 fixes the chunk groups' size instead. `interleave`: row-local
+/// chains run interval by interval (planMemoryProblem).
 llvm::Expected<ChunkPlan> planChunked(ModelOp model, GraphSize graph,
                                       int64_t budget, int64_t intervals = 0,
-                                      int64_t group = 0);
+                                      int64_t group = 0,
+                                      bool interleave = true);
 
 /// Writes `plan` as the model's `saga.schedule` (replacing any), with each
 /// load that may start early preceded by its `saga.prefetch`.

@@ -163,9 +163,10 @@ PieceIndex saga::indexPieces(const PlanMemory &pm) {
 
 PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
                                    int64_t pinBelow, int64_t intervals,
-                                   int64_t group) {
+                                   int64_t group, bool interleave) {
   PlanMemory out;
   out.group = group;
+  out.interleaved = interleave;
   MemoryProblem &p = out.problem;
   out.bounds = intervals > 1 ? exec::chunkIntervals(graph.vertices, intervals)
                              : std::vector<int32_t>{0, int32_t(graph.vertices)};
@@ -400,7 +401,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
                                     : OpSteps::Rows;
     opSteps.back().group = g;
   }
-  if (parts > 1)
+  if (parts > 1 && interleave)
     permuteSteps(out, interleaveRows(opSteps, parts));
   return out;
 }

@@ -22,6 +22,10 @@
 // written). Chunks run in groups of `group` destination intervals: per
 // group, source interval i outer, the group's j inner (1: j outer, i
 // inner), so a source piece serves the whole group while it is resident.
+// With `interleave` (the default), chains of consecutive ops over rows
+// then run interval by interval, after the chunk group of a propagation
+// heading the chain (interleaveRows in PlanMemory.cpp); without, every op
+// runs over all its intervals before the next (op-major).
 // The intervals' bounds are exec::chunkIntervals (slice bounds
 // of the weight gradient), so P may come out smaller than asked. Where
 // the graph says how many rows a chunk reads at its other end, and that
@@ -103,6 +107,7 @@ struct PlanMemory {
   std::vector<PlanPiece> pieces; // per problem tensor
   std::vector<int32_t> bounds;   // the row intervals (P + 1 entries)
   int64_t group = 1;             // destination intervals per chunk group
+  bool interleaved = true;       // row-local chains interval by interval
   /// GraphSize::occupancy at `bounds` (P x P), or empty: every chunk may
   /// hold edges.
   std::vector<uint8_t> occupied;
@@ -149,7 +154,8 @@ struct PieceIndex {
 PieceIndex indexPieces(const PlanMemory &pm);
 
 PlanMemory planMemoryProblem(ModelOp plan, GraphSize graph, int64_t pinBelow,
-                             int64_t intervals = 1, int64_t group = 1);
+                             int64_t intervals = 1, int64_t group = 1,
+                             bool interleave = true);
 inline PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,
                                     int64_t pinBelow, int64_t intervals = 1) {
   return planMemoryProblem(plan, sizeOf(graph), pinBelow, intervals);

@@ -97,6 +97,7 @@ struct Options {
   int64_t sourceIntervals = 0; // ForwardOptions::sourceIntervals
   double oversubscription = 0;  // train: budget = unbounded peak / this
   bool selective = true;        // train: ForwardOptions::selectiveLoading
+  bool interleave = true;       // train: ForwardOptions::interleaveRows
   std::string scratch;          // train: spill folder (else host RAM)
   int64_t features = 128;       // sgf: feature width
   int64_t classes = 16;         // sgf: classes
@@ -140,6 +141,9 @@ options:
                       (default: the next tier in host RAM)
   --no-selective      train: with --oversubscribe, load whole source pieces
                       (ForwardOptions::selectiveLoading off)
+  --op-major          train: with --oversubscribe, run each op over every
+                      interval before the next (ForwardOptions::interleaveRows
+                      off)
   --source-intervals N
                       propagations over N source intervals (2-D chunks);
                       0 (default) picks cache-sized ones on dense graphs,
@@ -186,6 +190,10 @@ Options parseOptions(int argc, char **argv) {
     }
     if (arg == "--no-selective") { // a flag: no value
       o.selective = false;
+      continue;
+    }
+    if (arg == "--op-major") { // a flag: no value
+      o.interleave = false;
       continue;
     }
     size_t eq = arg.find('=');
@@ -653,6 +661,7 @@ int runTraining(const Options &o) {
     to.execution.memoryBudget = int64_t(double(peak) / o.oversubscription);
     to.execution.scratch = o.scratch;
     to.execution.selectiveLoading = o.selective;
+    to.execution.interleaveRows = o.interleave;
     llvm::outs() << llvm::format(
         "train     out of core: unbounded step peak %.1f MiB, budget %.1f MiB "
         "(%.1fx), next tier %s\n",

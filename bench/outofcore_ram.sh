@@ -2,11 +2,12 @@
 # Out of core with the next tier in host RAM: GCN (bench/models/gcn64.saga)
 # on R-MAT scale 20, in memory and at X = 2, 4, 8 times oversubscription
 # (the device budget is the training step's unbounded peak / X), and at 8x
-# with selective loading off (8w: source pieces loaded whole), in ROUNDS
+# with selective loading off (8w: source pieces loaded whole) and with
+# each op run over every interval before the next (8o: op-major), in ROUNDS
 # alternating rounds so that the VM's drift hits every setting alike.
 #
 #   bench/outofcore_ram.sh [ROUNDS]     (default 2; EPOCHS, default 4;
-#                                        SETTINGS, default "0 8 8w 4 2")
+#                                        SETTINGS, default "0 8 8w 8o 4 2")
 #
 # Prints each run's summary, breakdown and RESULT line, then per setting
 # the median of its rounds' epoch medians and its ratio to in memory.
@@ -20,11 +21,12 @@ trap 'rm -f "$out"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
 r=1
 while [ "$r" -le "$rounds" ]; do
-  for x in ${SETTINGS:-0 8 8w 4 2}; do
-    echo "## round $r, oversubscription ${x}x (0: in memory; w: whole pieces)"
+  for x in ${SETTINGS:-0 8 8w 8o 4 2}; do
+    echo "## round $r, oversubscription ${x}x (0: in memory; w: whole pieces; o: op-major)"
     set -- train --scale 20 --threads 2 --epochs "$epochs"
-    [ "$x" = 0 ] || set -- "$@" --oversubscribe "${x%w}"
-    [ "$x" = "${x%w}" ] || set -- "$@" --no-selective
+    n=${x%[wo]}
+    [ "$x" = 0 ] || set -- "$@" --oversubscribe "$n"
+    case $x in *w) set -- "$@" --no-selective ;; *o) set -- "$@" --op-major ;; esac
     "$bin" "$@" | grep -v '^progress  epoch' | tee -a "$out" |
       grep -E '^(train|breakdown|progress  out of core|RESULT)' | tail -40
     echo "x=$x $(grep '^RESULT' "$out" | tail -1)" >> "$out.x"
@@ -41,10 +43,10 @@ for line in open(sys.argv[1]):
     loss = re.search(r"last_loss=([0-9.]+)", line).group(1)
     runs.setdefault(x, []).append((ms, loss))
 base = statistics.median(ms for ms, _ in runs.get("0", [(float("nan"), "")]))
-for x in sorted(runs, key=lambda x: (int(x.rstrip("w")), x)):
+for x in sorted(runs, key=lambda x: (int(x.rstrip("wo")), x)):
     ms = [m for m, _ in runs[x]]
     med = statistics.median(ms)
-    name = {"0": "in memory"}.get(x, f"{x.rstrip('w')}x" + (" whole pieces" if x.endswith("w") else ""))
+    name = {"0": "in memory"}.get(x, f"{x.rstrip('wo')}x" + (" whole pieces" if x.endswith("w") else " op-major" if x.endswith("o") else ""))
     print(f"{name}: epoch {med:.1f} ms "
           f"(rounds {', '.join(f'{m:.1f}' for m in ms)}), {med / base:.2f}x in memory; "
           f"last loss {', '.join(sorted(set(l for _, l in runs[x])))}")

@@ -653,10 +653,16 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     device tier (`budget` bytes, of which `planned` are the plan's and the
     rest the room loads use to run ahead) and the next tier:
 
-    - `saga.step N "name" [i, j]`: the model's N-th operator (in the order
-      of its body, leaving out params, constants and releases) over row
-      interval j, and for a propagation or edge map source interval i
-      (-1: not split that way);
+    - `saga.step N "name" [i, j]`: the N-th operator the plan runs, over
+      row interval j, and for a propagation or edge map source interval i
+      (-1: not split that way). The operators are the model body's ops
+      (leaving out params, constants and releases), each over its
+      intervals (or chunks) in turn; a chain of consecutive ops over rows
+      whose operands made in the chain are vertex values runs interval by
+      interval, after the chunk group of a propagation heading it that
+      finishes those intervals (NGra's ApplyVertex right after a
+      destination interval's gather). `op_major`, when present, says every
+      op runs over all its intervals before the next;
     - `saga.prefetch %v [j]`: the transfer engine may start loading piece j
       of %v here, ahead of the step that needs it, if the room allows;
     - `saga.load %v [j]`: piece j of %v must be resident for the next step
@@ -704,7 +710,7 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
                        DenseI32ArrayAttr:$intervals, StrAttr:$method,
                        I64Attr:$moved,
                        OptionalAttr<DenseI32ArrayAttr>:$empty_chunks,
-                       UnitAttr:$selective);
+                       UnitAttr:$selective, UnitAttr:$op_major);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -228,9 +228,15 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
     With `empty-chunks` (the executors learn them from the graph), chunks
     that hold no edges read no source piece, and the schedule lists them.
 
+    Consecutive ops over rows run interval by interval, after the chunk
+    group of a propagation heading them; `op-major` runs each op over every
+    interval before the next (the schedule says `op_major`).
+
     A budget below one step's working set is an error saying what it needs.
   }];
   let options = [
+    Option<"opMajor", "op-major", "bool", /*default=*/"false",
+           "Run each op over every interval before the next">,
     Option<"budget", "budget", "int64_t", /*default=*/"0",
            "Device-tier bytes (required)">,
     Option<"vertices", "vertices", "int64_t", /*default=*/"0",

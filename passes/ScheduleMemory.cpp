@@ -67,7 +67,8 @@ struct ScheduleMemory
           return occupied;
         };
       }
-      auto plan = planChunked(model, size, budget, intervals);
+      auto plan = planChunked(model, size, budget, intervals, /*group=*/0,
+                              /*interleave=*/!opMajor);
       if (!plan) {
         model.emitError() << llvm::toString(plan.takeError());
         return signalPassFailure();

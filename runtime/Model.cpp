@@ -671,7 +671,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
                     options.chunkGroup,   options.scratch,
                     options.directIO,     impl->chunkedPlans.get(),
                     options.chunkReadAhead, options.chunkProgress,
-                    options.selectiveLoading};
+                    options.selectiveLoading, options.interleaveRows};
   auto results =
       options.memoryBudget > 0
           ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked)

@@ -114,6 +114,10 @@ struct ForwardOptions {
   /// chunks load only the rows of their other end they read, where that
   /// moves fewer bytes (ChunkedOptions::selective).
   bool selectiveLoading = true;
+  /// Under a budget: consecutive ops over rows run interval by interval
+  /// (ChunkedOptions::interleave); false runs each over every interval
+  /// before the next. Same results bit for bit.
+  bool interleaveRows = true;
   /// Under a budget: called after each step of the chunked schedule with
   /// the steps done and their count (ChunkedOptions::progress).
   std::function<void(int64_t done, int64_t steps)> chunkProgress;

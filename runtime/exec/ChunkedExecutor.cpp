@@ -639,7 +639,7 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
   const bool selective = source && options.scratch.empty() && options.selective;
   auto key = std::make_tuple(model.getOperation(), static_cast<const void *>(&g),
                              options.budget, options.intervals, options.group,
-                             selective);
+                             selective, options.interleave);
   std::unique_ptr<ChunkedPlanCache::Entry> &entry = cache.entries[key];
   if (entry)
     return entry.get();
@@ -686,9 +686,10 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
       (options.intervals > 0 &&
        int64_t(schedule.getIntervals().size()) - 1 != options.intervals) ||
       (options.group > 0 && int64_t(schedule.getGroup()) != options.group) ||
-      !sameEmptyChunks(schedule) || !sameRows(schedule)) {
+      !sameEmptyChunks(schedule) || !sameRows(schedule) ||
+      schedule.getOpMajor() == options.interleave) {
     auto made = planChunked(model, size, options.budget, options.intervals,
-                            options.group);
+                            options.group, options.interleave);
     if (!made)
       return made.takeError();
     schedule = writeSchedule(model, *made);
@@ -698,7 +699,7 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
     return read.takeError();
   if (!partialLoadsMatch(*read, size)) { // made for another graph
     auto made = planChunked(model, size, options.budget, options.intervals,
-                            options.group);
+                            options.group, options.interleave);
     if (!made)
       return made.takeError();
     schedule = writeSchedule(model, *made);

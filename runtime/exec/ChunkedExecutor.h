@@ -45,10 +45,10 @@ public:
   ChunkedPlanCache();
   ~ChunkedPlanCache();
   struct Entry;
-  /// By model, graph, budget, intervals, group and whether chunks may
-  /// load only the rows they read.
+  /// By model, graph, budget, intervals, group, whether chunks may load
+  /// only the rows they read and whether row-local chains interleave.
   std::map<std::tuple<const void *, const void *, int64_t, int64_t, int64_t,
-                      bool>,
+                      bool, bool>,
            std::unique_ptr<Entry>>
       entries;
   /// The device tier, one per budget, shared by every plan run under it.
@@ -77,6 +77,9 @@ struct ChunkedOptions {
   /// those (NGra's selective loading), where the chunk source knows them
   /// (a graph in memory) and the next tier is host RAM.
   bool selective = true;
+  /// Chains of row-local ops run interval by interval (planMemoryProblem);
+  /// false: op-major, each op over every interval before the next.
+  bool interleave = true;
 };
 
 struct ChunkedStats {

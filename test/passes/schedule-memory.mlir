@@ -2,6 +2,8 @@
 // RUN: saga-opt %s --saga-schedule-memory="budget=20000 vertices=1024 edges=4096" | FileCheck %s --check-prefix=AUTO
 // RUN: saga-opt %s --saga-schedule-memory="budget=20000 vertices=1024 edges=4096" | saga-opt | FileCheck %s --check-prefix=AUTO
 // RUN: saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 intervals=4" | FileCheck %s --check-prefix=GROUP
+// RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 op-major=true" | FileCheck %s --check-prefix=OPMAJOR
+// RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 op-major=true" | saga-opt | FileCheck %s --check-prefix=OPMAJOR
 // RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=1" | FileCheck %s --check-prefix=EMPTY
 // RUN: saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=1" | saga-opt | FileCheck %s --check-prefix=EMPTY
 // RUN: not saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=4" 2>&1 | FileCheck %s --check-prefix=BADEMPTY
@@ -18,9 +20,7 @@
 // the next tier after chunk [0, 0] and comes back for [0, 1]; the first
 // map's input is prefetched a step early; a load may start as soon as its
 // last store is queued (prefetch right after the store), at most two steps
-// ahead. %1 never leaves the device tier (op-major, the second map ran
-// after both destination intervals and %1's first piece went down and
-// back: 48 KiB moved instead of 32).
+// ahead. %1 never leaves the device tier.
 // CHECK:      saga.schedule attributes {budget = 40000 : i64, edges = 4096 : i64, group = 1 : i64, intervals = array<i32: 0, 512, 1024>, method = "exact", minimum = 24576 : i64, moved = 32768 : i64, pinned = 0 : i64, planned = 24576 : i64, vertices = 1024 : i64} {
 // CHECK-NEXT:   saga.prefetch %arg0 [1] : !saga.vertex<4xf32>
 // CHECK-NEXT:   saga.load %arg0 [0] : !saga.vertex<4xf32>
@@ -40,6 +40,16 @@
 // CHECK-NEXT:   saga.step 8 "return (optimiser)" [-1, -1]
 // CHECK-NEXT: }
 // CHECK-NEXT: saga.return %2
+
+// Op-major (each op over every interval before the next): the second map
+// runs after both destination intervals, so %1's first piece goes down
+// and comes back: 48 KiB moved instead of 32. The schedule says so, and
+// reads back in that order.
+// OPMAJOR:      saga.schedule attributes {{{.*}} moved = 49152 : i64, op_major, pinned
+// OPMAJOR:        saga.step 5 "launch @prop" [1, 1]
+// OPMAJOR-NEXT:   saga.load %1 [0] : !saga.vertex<4xf32>
+// OPMAJOR-NEXT:   saga.step 6 "launch @map" [-1, 0]
+// OPMAJOR-NEXT:   saga.step 7 "launch @map" [-1, 1]
 
 // The same plan when chunk [0, 1] (sources in interval 0, destinations in
 // interval 1) holds no edges: that step reads no piece of %0, so %0's first

@@ -5,7 +5,8 @@
 // in host RAM and in a spill file), give the in-memory executor's results
 // bit for bit: kernels see the same rows, and every sum over rows (block
 // sums, weight-gradient slices, the loss) is formed in the same order,
-// because interval bounds are slice bounds. Errors: a budget below one
+// because interval bounds are slice bounds (and chains of row-local ops
+// run interval by interval, or op-major, each op's intervals in order). Errors: a budget below one
 // chunk's minimum says what that minimum is.
 //
 //===----------------------------------------------------------------------===//
@@ -123,6 +124,13 @@ TEST_P(OutOfCore, SameBitsUnderABudget) {
       EXPECT_GT(step->chunked.intervals, 1);
       EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
       expectSameStep(*step, *refStep);
+      // Op-major (each op over every interval before the next, no
+      // row-local chains interleaved): the same bits.
+      bo.interleaveRows = false;
+      auto opMajor = m.trainStep(bo, 5);
+      ASSERT_TRUE(bool(opMajor)) << llvm::toString(opMajor.takeError());
+      EXPECT_LE(opMajor->chunked.run.poolPeak, bo.memoryBudget);
+      expectSameStep(*opMajor, *refStep);
     }
   }
 }

@@ -341,6 +341,7 @@ ForwardOptions executionOf(const RunOptions &o, const Session &session) {
   fo.directIO = o.directIO;
   fo.chunkReadAhead = o.chunkReadAhead;
   fo.selectiveLoading = o.selectiveLoading;
+  fo.interleaveRows = o.interleaveRows;
   fo.intervals = session.intervals ? session.intervals : o.intervals;
   return fo;
 }

@@ -196,6 +196,13 @@ cl::opt<bool> selectiveLoading(
              "chunks load only the rows of their source interval they read "
              "(default on; --selective-loading=false loads whole pieces)"),
     cl::init(true), cl::sub(runCommand), cl::sub(trainCommand));
+cl::opt<bool> interleaveRows(
+    "interleave-rows",
+    cl::desc("With --memory-budget: consecutive ops over rows run interval "
+             "by interval, each interval's pieces used while resident "
+             "(default on; --interleave-rows=false runs each op over every "
+             "interval before the next)"),
+    cl::init(true), cl::sub(runCommand), cl::sub(trainCommand));
 cl::opt<int64_t> chunkIntervals(
     "chunk-intervals",
     cl::desc("With --memory-budget: row intervals (default: the fewest that "
@@ -444,11 +451,13 @@ int main(int argc, char **argv) {
   }
   if ((!scratchDir.empty() || directIO || chunkIntervals != 0 ||
        printSchedule || chunkReadAhead.getNumOccurrences() ||
-       selectiveLoading.getNumOccurrences()) &&
+       selectiveLoading.getNumOccurrences() ||
+       interleaveRows.getNumOccurrences()) &&
       budget == 0) {
     llvm::errs() << "sagac: error: --scratch, --direct-io, --chunk-intervals, "
-                    "--chunk-read-ahead, --selective-loading and "
-                    "--print-schedule need --memory-budget\n";
+                    "--chunk-read-ahead, --selective-loading, "
+                    "--interleave-rows and --print-schedule need "
+                    "--memory-budget\n";
     return 1;
   }
   if (chunkIntervals < 0) {
@@ -462,6 +471,7 @@ int main(int argc, char **argv) {
     options.directIO = directIO;
     options.chunkReadAhead = chunkReadAhead;
     options.selectiveLoading = selectiveLoading;
+    options.interleaveRows = interleaveRows;
     options.intervals = chunkIntervals;
     options.printSchedule = printSchedule;
     options.kernelTraffic = kernelTraffic;
