@@ -67,6 +67,8 @@ public:
     freeBySize.emplace(bytes, offset);
   }
   int64_t used() const { return used_; }
+  /// The free ranges: offset -> size.
+  const std::map<int64_t, int64_t> &freeRanges() const { return freeAt; }
   /// The largest range take() could return now.
   int64_t largestFree() const {
     return freeBySize.empty() ? 0 : std::prev(freeBySize.end())->first;

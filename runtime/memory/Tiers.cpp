@@ -287,6 +287,19 @@ bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
   return true;
 }
 
+void DevicePool::releaseFreeArena() {
+  if (!arena || !freeMayBeResident)
+    return;
+  const int64_t page = ::sysconf(_SC_PAGESIZE);
+  for (auto [offset, size] : ranges.freeRanges()) {
+    int64_t begin = (offset + page - 1) / page * page,
+            end = (offset + size) / page * page;
+    if (end > begin)
+      ::madvise(arena + begin, size_t(end - begin), MADV_DONTNEED);
+  }
+  freeMayBeResident = false;
+}
+
 llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
                                                   const std::string &what) {
   const int64_t rounded = alignUp(std::max<int64_t>(bytes, 1));
@@ -318,6 +331,9 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
       cachedBytes -= it->first;
       cached.erase(it);
     }
+    // A new heap block: the arena's free pages go back first.
+    if (!p)
+      releaseFreeArena();
   }
   if (!p)
     p = std::aligned_alloc(kAlign, size_t(rounded));
@@ -360,6 +376,7 @@ void DevicePool::release(DeviceBuffer &buffer) {
   char *at = static_cast<char *>(buffer.data);
   if (arena && at >= arena && at < arena + arenaBytes) {
     ranges.give(at - arena, rounded);
+    freeMayBeResident = true;
     buffer = DeviceBuffer();
     return;
   }

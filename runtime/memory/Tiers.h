@@ -56,7 +56,10 @@ public:
 /// The device tier in host RAM: an arena of the capacity, reserved once and
 /// reused from run to run (best fit, neighbours coalesced), so a block taken
 /// again costs no page faults; a request the arena's fragments cannot hold
-/// is served from the heap, still within the capacity.
+/// is served from the heap, still within the capacity, after the arena's
+/// free pages are given back to the OS (so what is resident stays within
+/// the capacity: free arena pages once written would otherwise stay
+/// resident beside the heap block).
 class DevicePool final : public DeviceTier {
 public:
   explicit DevicePool(int64_t capacity) : capacity_(capacity) {}
@@ -81,12 +84,14 @@ public:
 private:
   bool takeFromArena(int64_t rounded, void *&p);
   void dropArena();
+  void releaseFreeArena();
 
   int64_t capacity_;
   mutable std::mutex mutex;
   int64_t used_ = 0, peak_ = 0;
   char *arena = nullptr;
   int64_t arenaBytes = 0, heapCount = 0;
+  bool freeMayBeResident = false; // a block given back since the release
   ArenaRanges ranges; // of the arena
   std::multimap<int64_t, void *> cached; // freed heap blocks by rounded size
   int64_t cachedBytes = 0;

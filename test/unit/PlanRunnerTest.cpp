@@ -20,6 +20,7 @@
 #include <cstring>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -245,14 +246,28 @@ TEST(PlanRunner, PoolArenaReusesCoalescesAndFallsBackToTheHeap) {
   pool.release(*i);
   pool.release(*g);
   EXPECT_EQ(pool.used(), 0);
-  // Fragmentation with room left in the capacity: the heap serves it.
+  // Fragmentation with room left in the capacity: the heap serves it,
+  // after the arena's free pages leave the resident set (k's, written).
   auto j = pool.allocate(2 * kPage, "j"), k = pool.allocate(2 * kPage, "k"),
        l = pool.allocate(2 * kPage, "l");
   ASSERT_TRUE(j && k && l);
+  for (auto *x : {&*j, &*k, &*l})
+    std::memset(x->data, 5, 2 * kPage);
+  auto resident = [&](const void *at) {
+    unsigned char in = 0;
+    EXPECT_EQ(::mincore(const_cast<void *>(at), kPage, &in), 0);
+    return (in & 1) != 0;
+  };
+  char *pk = static_cast<char *>(k->data);
   pool.release(*k); // free: pages 2-3 and 6-7, 4 pages of 8 in use
+  EXPECT_TRUE(resident(pk));
   auto m = pool.allocate(3 * kPage, "m");
   ASSERT_TRUE(bool(m));
   EXPECT_EQ(pool.heapAllocations(), 1);
+  EXPECT_FALSE(resident(pk));
+  EXPECT_FALSE(resident(pk + kPage));
+  EXPECT_TRUE(resident(j->data)); // blocks in use keep their pages
+  EXPECT_EQ(static_cast<char *>(j->data)[0], 5);
   std::memset(m->data, 7, 3 * kPage);
   EXPECT_EQ(pool.used(), 7 * kPage);
   for (auto *x : {&*j, &*l, &*m})
