@@ -313,9 +313,19 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
           std::to_string(capacity_) + " bytes in use");
     used_ += bytes;
     peak_ = std::max(peak_, used_);
-    if (takeFromArena(rounded, p))
+    if (takeFromArena(rounded, p)) {
+      // Cached heap blocks stay resident: within the capacity with what
+      // is in use.
+      while (!cached.empty() && used_ + cachedBytes > capacity_) {
+        auto it = cached.begin();
+        std::free(it->second);
+        cachedBytes -= it->first;
+        cached.erase(it);
+      }
       return DeviceBuffer{p, bytes};
+    }
     ++heapCount;
+    ++heapLive;
     // A freed heap block of the same size is reused (no page faults);
     // cached blocks count against the capacity, so some go when room is
     // needed.
@@ -340,6 +350,7 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
   if (!p) {
     std::lock_guard<std::mutex> lock(mutex);
     used_ -= bytes;
+    --heapLive;
     return llvm::createStringError("device pool: out of host memory "
                                    "allocating " +
                                    std::to_string(bytes) + " bytes for " + what);
@@ -376,10 +387,14 @@ void DevicePool::release(DeviceBuffer &buffer) {
   char *at = static_cast<char *>(buffer.data);
   if (arena && at >= arena && at < arena + arenaBytes) {
     ranges.give(at - arena, rounded);
-    freeMayBeResident = true;
+    if (heapLive > 0 || cachedBytes > 0)
+      ::madvise(at, size_t(rounded), MADV_DONTNEED); // blocks are page-aligned
+    else
+      freeMayBeResident = true;
     buffer = DeviceBuffer();
     return;
   }
+  --heapLive;
   cached.emplace(rounded, buffer.data);
   cachedBytes += rounded;
   buffer = DeviceBuffer();

@@ -56,10 +56,11 @@ public:
 /// The device tier in host RAM: an arena of the capacity, reserved once and
 /// reused from run to run (best fit, neighbours coalesced), so a block taken
 /// again costs no page faults; a request the arena's fragments cannot hold
-/// is served from the heap, still within the capacity, after the arena's
-/// free pages are given back to the OS (so what is resident stays within
-/// the capacity: free arena pages once written would otherwise stay
-/// resident beside the heap block).
+/// is served from the heap, still within the capacity. What is resident
+/// stays within the capacity too: before a new heap block the arena's free
+/// pages go back to the OS, and while heap blocks are out (or cached) so
+/// does each block given back to the arena (free arena pages once written
+/// would otherwise stay resident beside the heap's).
 class DevicePool final : public DeviceTier {
 public:
   explicit DevicePool(int64_t capacity) : capacity_(capacity) {}
@@ -92,6 +93,7 @@ private:
   char *arena = nullptr;
   int64_t arenaBytes = 0, heapCount = 0;
   bool freeMayBeResident = false; // a block given back since the release
+  int64_t heapLive = 0;           // heap blocks out
   ArenaRanges ranges; // of the arena
   std::multimap<int64_t, void *> cached; // freed heap blocks by rounded size
   int64_t cachedBytes = 0;
