@@ -107,13 +107,36 @@ private:
   // Reductions over rows, accumulated interval by interval.
   llvm::DenseMap<Operation *, std::vector<double>> blockSums;
   llvm::DenseMap<Operation *, std::vector<float>> slices;
-  llvm::DenseMap<Operation *, std::vector<double>> lossTerms;
-  llvm::DenseMap<Operation *, std::vector<char>> lossCounted;
-  std::vector<int32_t> lossRowsOnce; // the loss mask, or every row
-  /// Per interval, the places in lossRowsOnce of the rows it holds, in
-  /// order (a loss over interval j visits only those); then all places.
+  /// A loss's sum, formed as the in-memory executor forms it: each loss
+  /// row's term, per 8192-entry chunk of the loss rows in order, chunks
+  /// in order. With ascending loss rows each interval's terms arrive in
+  /// that order, so only the chunks' running sums are kept; otherwise
+  /// every term, summed at the last interval.
+  struct LossSum {
+    std::vector<double> chunks; // ascending rows: the chunks' running sums
+    std::vector<double> terms;  // otherwise: each row's term
+    std::vector<char> counted;  // ... and whether it has a label
+    int64_t n = 0;              // ascending rows: the terms added
+  };
+  llvm::DenseMap<Operation *, LossSum> lossSums;
+  std::vector<int32_t> allRows;       // every row, without a loss mask
+  const std::vector<int32_t> *lossRowsOnce = nullptr; // mask, or allRows
+  /// Whether the loss rows ascend: interval j's places in them are then
+  /// [lossBegin[j], lossBegin[j + 1]).
+  bool lossAscending = false;
+  std::vector<int64_t> lossBegin;
+  /// Otherwise, per interval, the places in *lossRowsOnce of the rows it
+  /// holds, in order (a loss over interval j visits only those); then all
+  /// places.
   std::vector<std::vector<int32_t>> lossPlaces;
   const std::vector<int32_t> &lossPlacesIn(int64_t j);
+  /// The loss rows, once.
+  const std::vector<int32_t> &lossRows();
+  /// The places [begin, end) of interval j's loss rows when they ascend.
+  std::pair<int64_t, int64_t> lossRange(int64_t j) const {
+    return j < 0 ? std::pair<int64_t, int64_t>(0, int64_t(lossRowsOnce->size()))
+                 : std::pair(lossBegin[size_t(j)], lossBegin[size_t(j) + 1]);
+  }
   /// fn(q, row, e) for the loss rows of interval j with a label in [0, c),
   /// in parallel (e: c floats of scratch per task).
   void forLossRows(int64_t j, const int32_t *labels, int64_t c,
@@ -128,14 +151,36 @@ const Tensor *ChunkedRun::external(Value v) const {
   return chunked::external(model, ctx, v);
 }
 
+const std::vector<int32_t> &ChunkedRun::lossRows() {
+  if (lossRowsOnce)
+    return *lossRowsOnce;
+  // The caller's mask is used where it is, not copied.
+  if (ctx.lossMask.empty())
+    allRows = exec::lossRows(ctx.lossMask, g.numVertices);
+  lossRowsOnce = ctx.lossMask.empty() ? &allRows : &ctx.lossMask;
+  const std::vector<int32_t> &rows = *lossRowsOnce;
+  lossAscending = std::is_sorted(rows.begin(), rows.end()) &&
+                  (rows.empty() || (rows.front() >= 0 &&
+                                    rows.back() < g.numVertices));
+  if (lossAscending)
+    for (int64_t j = 0; j <= parts; ++j)
+      lossBegin.push_back(
+          std::lower_bound(rows.begin(), rows.end(),
+                           j == parts ? int32_t(g.numVertices)
+                                      : pm.bounds[size_t(j)]) -
+          rows.begin());
+  return rows;
+}
+
 const std::vector<int32_t> &ChunkedRun::lossPlacesIn(int64_t j) {
   if (lossPlaces.empty()) {
+    const std::vector<int32_t> &rows = *lossRowsOnce;
     // [parts]: every place, for a loss over the whole graph (j < 0).
     lossPlaces.resize(size_t(parts) + 1);
-    for (size_t q = 0; q < lossRowsOnce.size(); ++q)
+    for (size_t q = 0; q < rows.size(); ++q)
       lossPlaces.back().push_back(int32_t(q));
-    for (size_t q = 0; q < lossRowsOnce.size(); ++q) {
-      int32_t v = lossRowsOnce[q];
+    for (size_t q = 0; q < rows.size(); ++q) {
+      int32_t v = rows[q];
       if (v < 0 || v >= g.numVertices)
         continue;
       size_t in = size_t(std::upper_bound(pm.bounds.begin(), pm.bounds.end(), v) -
@@ -149,14 +194,18 @@ const std::vector<int32_t> &ChunkedRun::lossPlacesIn(int64_t j) {
 void ChunkedRun::forLossRows(
     int64_t j, const int32_t *labels, int64_t c,
     const std::function<void(int32_t, int32_t, std::vector<float> &)> &fn) {
-  const std::vector<int32_t> &places = lossPlacesIn(j);
+  const std::vector<int32_t> &rows = *lossRowsOnce;
+  auto [first, last] = lossAscending ? lossRange(j) : std::pair<int64_t, int64_t>(0, 0);
+  const std::vector<int32_t> *places = lossAscending ? nullptr : &lossPlacesIn(j);
+  const int64_t count = places ? int64_t(places->size()) : last - first;
   constexpr int64_t kBlock = 4096;
-  const int64_t blocks = (int64_t(places.size()) + kBlock - 1) / kBlock;
+  const int64_t blocks = (count + kBlock - 1) / kBlock;
   ctx.pool->parallelFor(blocks, [&](int64_t b) {
     std::vector<float> e(static_cast<size_t>(c));
-    const size_t end = std::min(places.size(), size_t((b + 1) * kBlock));
-    for (size_t k = size_t(b * kBlock); k < end; ++k) {
-      int32_t q = places[k], v = lossRowsOnce[size_t(q)];
+    const int64_t end = std::min(count, (b + 1) * kBlock);
+    for (int64_t k = b * kBlock; k < end; ++k) {
+      int32_t q = places ? (*places)[size_t(k)] : int32_t(first + k),
+              v = rows[size_t(q)];
       if (labels[v] >= 0 && labels[v] < c)
         fn(q, v, e);
     }
@@ -443,32 +492,49 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     int64_t c;
     const std::vector<int32_t> &rows;
   };
-  if (lossRowsOnce.empty())
-    lossRowsOnce = lossRows(ctx.lossMask, g.numVertices);
   auto loss = [&](Value logits, Value labels) {
     return Loss{reinterpret_cast<const float *>(addr(logits, j, r)),
                 reinterpret_cast<const int32_t *>(addr(labels, j, r)),
                 elementsOf(logits.getType(), g) / g.numVertices,
-                lossRowsOnce};
+                lossRows()};
   };
   if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
     // Each loss row's term, then per 8192-entry chunk in order, chunks in
     // order: the in-memory executor's sum.
     auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels());
-    auto &terms = lossTerms[op];
-    auto &counted = lossCounted[op];
-    terms.resize(rows.size(), 0.0);
-    counted.resize(rows.size(), 0);
+    constexpr size_t kChunk = 8192;
+    LossSum &s = lossSums[op];
+    // This interval's terms (ascending rows: its places, first at 0).
+    auto [first, end] = lossAscending ? lossRange(j) : std::pair<int64_t, int64_t>(0, int64_t(rows.size()));
+    std::vector<double> local;
+    std::vector<char> localCounted;
+    std::vector<double> &terms = lossAscending ? local : s.terms;
+    std::vector<char> &counted = lossAscending ? localCounted : s.counted;
+    terms.resize(size_t(end - first), 0.0);
+    counted.resize(size_t(end - first), 0);
     forLossRows(j, labels, c, [&](int32_t q, int32_t v, std::vector<float> &e) {
-      terms[size_t(q)] = crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
-      counted[size_t(q)] = 1;
+      terms[size_t(q - first)] =
+          crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
+      counted[size_t(q - first)] = 1;
     });
+    if (lossAscending) {
+      s.chunks.resize((rows.size() + kChunk - 1) / kChunk, 0.0);
+      for (int64_t q = first; q < end; ++q)
+        if (counted[size_t(q - first)]) {
+          s.chunks[size_t(q) / kChunk] += terms[size_t(q - first)];
+          ++s.n;
+        }
+    }
     if (last) {
       double sum = 0;
-      int64_t n = 0;
-      for (size_t begin = 0; begin < rows.size(); begin += 8192) {
+      int64_t n = s.n;
+      if (lossAscending)
+        for (double chunk : s.chunks)
+          sum += chunk;
+      for (size_t begin = 0; !lossAscending && begin < rows.size();
+           begin += kChunk) {
         double chunk = 0;
-        for (size_t q = begin; q < std::min(rows.size(), begin + 8192); ++q)
+        for (size_t q = begin; q < std::min(rows.size(), begin + kChunk); ++q)
           if (counted[q]) {
             chunk += terms[q];
             ++n;
