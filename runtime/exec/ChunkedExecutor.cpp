@@ -195,8 +195,10 @@ void ChunkedRun::forLossRows(
     int64_t j, const int32_t *labels, int64_t c,
     const std::function<void(int32_t, int32_t, std::vector<float> &)> &fn) {
   const std::vector<int32_t> &rows = *lossRowsOnce;
-  auto [first, last] = lossAscending ? lossRange(j) : std::pair<int64_t, int64_t>(0, 0);
-  const std::vector<int32_t> *places = lossAscending ? nullptr : &lossPlacesIn(j);
+  using Range = std::pair<int64_t, int64_t>;
+  auto [first, last] = lossAscending ? lossRange(j) : Range(0, 0);
+  const std::vector<int32_t> *places =
+      lossAscending ? nullptr : &lossPlacesIn(j);
   const int64_t count = places ? int64_t(places->size()) : last - first;
   constexpr int64_t kBlock = 4096;
   const int64_t blocks = (count + kBlock - 1) / kBlock;
@@ -505,7 +507,9 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     constexpr size_t kChunk = 8192;
     LossSum &s = lossSums[op];
     // This interval's terms (ascending rows: its places, first at 0).
-    auto [first, end] = lossAscending ? lossRange(j) : std::pair<int64_t, int64_t>(0, int64_t(rows.size()));
+    using Range = std::pair<int64_t, int64_t>;
+    auto [first, end] =
+        lossAscending ? lossRange(j) : Range(0, int64_t(rows.size()));
     std::vector<double> local;
     std::vector<char> localCounted;
     std::vector<double> &terms = lossAscending ? local : s.terms;

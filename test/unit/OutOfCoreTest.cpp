@@ -6,8 +6,8 @@
 // bit for bit: kernels see the same rows, and every sum over rows (block
 // sums, weight-gradient slices, the loss) is formed in the same order,
 // because interval bounds are slice bounds (and chains of row-local ops
-// run interval by interval, or op-major, each op's intervals in order). Errors: a budget below one
-// chunk's minimum says what that minimum is.
+// run interval by interval, or op-major, each op's intervals in order).
+// Errors: a budget below one chunk's minimum says what that minimum is.
 //
 //===----------------------------------------------------------------------===//
 
