@@ -1038,6 +1038,10 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     shared = std::make_unique<DevicePool>(room);
   DevicePool &pool = *shared;
   pool.setCapacity(room);
+  // With spills on disk the process stays within the budget (plus what
+  // lies outside the pool); with the next tier in host RAM, which holds
+  // every value, freed pages are kept for reuse.
+  pool.boundResident(!options.scratch.empty());
   auto ran = runMemoryPlan(pm.problem, plan, pool, inputs,
                            chunked::reporting(
                                [&](int k, Resident &r) { return run.compute(k, r); },

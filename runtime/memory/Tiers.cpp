@@ -265,6 +265,8 @@ void DevicePool::dropArena() {
   arena = nullptr;
   arenaBytes = 0;
   ranges.reset(0);
+  touched.clear();
+  touchedBytes = 0;
 }
 
 bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
@@ -279,25 +281,50 @@ bool DevicePool::takeFromArena(int64_t rounded, void *&p) {
     arena = static_cast<char *>(m);
     arenaBytes = bytes;
     ranges.reset(bytes);
+    touched.assign(size_t(bytes / kAlign), 0);
+    touchedBytes = 0;
   }
   int64_t offset = ranges.take(rounded);
   if (offset < 0)
     return false;
   p = arena + offset;
+  noteTaken(offset, rounded);
   return true;
 }
 
-void DevicePool::releaseFreeArena() {
-  if (!arena || !freeMayBeResident)
+void DevicePool::noteTaken(int64_t offset, int64_t bytes) {
+  for (int64_t p = offset / kAlign; p < (offset + bytes) / kAlign; ++p)
+    if (!touched[size_t(p)]) {
+      touched[size_t(p)] = 1;
+      touchedBytes += kAlign;
+    }
+}
+
+void DevicePool::trimResident() {
+  int64_t over = touchedBytes + heapBytes + cachedBytes - capacity_;
+  if (!arena || !bounded || over <= 0)
     return;
-  const int64_t page = ::sysconf(_SC_PAGESIZE);
   for (auto [offset, size] : ranges.freeRanges()) {
-    int64_t begin = (offset + page - 1) / page * page,
-            end = (offset + size) / page * page;
-    if (end > begin)
-      ::madvise(arena + begin, size_t(end - begin), MADV_DONTNEED);
+    // Runs of touched pages in the free range (blocks are page-aligned).
+    const int64_t end = (offset + size) / kAlign;
+    for (int64_t p = offset / kAlign; p < end && over > 0;) {
+      if (!touched[size_t(p)]) {
+        ++p;
+        continue;
+      }
+      int64_t q = p;
+      while (q < end && touched[size_t(q)] && (q - p) * kAlign < over) {
+        touched[size_t(q)] = 0;
+        ++q;
+      }
+      ::madvise(arena + p * kAlign, size_t((q - p) * kAlign), MADV_DONTNEED);
+      touchedBytes -= (q - p) * kAlign;
+      over -= (q - p) * kAlign;
+      p = q;
+    }
+    if (over <= 0)
+      return;
   }
-  freeMayBeResident = false;
 }
 
 llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
@@ -322,10 +349,11 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
         cachedBytes -= it->first;
         cached.erase(it);
       }
+      trimResident();
       return DeviceBuffer{p, bytes};
     }
     ++heapCount;
-    ++heapLive;
+    heapBytes += rounded;
     // A freed heap block of the same size is reused (no page faults);
     // cached blocks count against the capacity, so some go when room is
     // needed.
@@ -341,16 +369,14 @@ llvm::Expected<DeviceBuffer> DevicePool::allocate(int64_t bytes,
       cachedBytes -= it->first;
       cached.erase(it);
     }
-    // A new heap block: the arena's free pages go back first.
-    if (!p)
-      releaseFreeArena();
+    trimResident(); // before a new heap block is written
   }
   if (!p)
     p = std::aligned_alloc(kAlign, size_t(rounded));
   if (!p) {
     std::lock_guard<std::mutex> lock(mutex);
     used_ -= bytes;
-    --heapLive;
+    heapBytes -= rounded;
     return llvm::createStringError("device pool: out of host memory "
                                    "allocating " +
                                    std::to_string(bytes) + " bytes for " + what);
@@ -387,14 +413,10 @@ void DevicePool::release(DeviceBuffer &buffer) {
   char *at = static_cast<char *>(buffer.data);
   if (arena && at >= arena && at < arena + arenaBytes) {
     ranges.give(at - arena, rounded);
-    if (heapLive > 0 || cachedBytes > 0)
-      ::madvise(at, size_t(rounded), MADV_DONTNEED); // blocks are page-aligned
-    else
-      freeMayBeResident = true;
     buffer = DeviceBuffer();
     return;
   }
-  --heapLive;
+  heapBytes -= rounded;
   cached.emplace(rounded, buffer.data);
   cachedBytes += rounded;
   buffer = DeviceBuffer();
@@ -408,6 +430,11 @@ int64_t DevicePool::used() const {
 int64_t DevicePool::peak() const {
   std::lock_guard<std::mutex> lock(mutex);
   return peak_;
+}
+
+void DevicePool::boundResident(bool on) {
+  std::lock_guard<std::mutex> lock(mutex);
+  bounded = on;
 }
 
 int64_t DevicePool::heapAllocations() const {

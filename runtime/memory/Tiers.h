@@ -57,10 +57,11 @@ public:
 /// reused from run to run (best fit, neighbours coalesced), so a block taken
 /// again costs no page faults; a request the arena's fragments cannot hold
 /// is served from the heap, still within the capacity. What is resident
-/// stays within the capacity too: before a new heap block the arena's free
-/// pages go back to the OS, and while heap blocks are out (or cached) so
-/// does each block given back to the arena (free arena pages once written
-/// would otherwise stay resident beside the heap's).
+/// stays within the capacity too: the pool knows which arena pages it has
+/// handed out since they were last given back to the OS, and when those
+/// and the heap's blocks (out or cached) exceed the capacity, free arena
+/// pages go back to the OS until they do not (free arena pages once
+/// written would otherwise stay resident beside the heap's).
 class DevicePool final : public DeviceTier {
 public:
   explicit DevicePool(int64_t capacity) : capacity_(capacity) {}
@@ -81,19 +82,29 @@ public:
   int64_t peak() const override;
   /// Allocations the arena could not hold (served from the heap).
   int64_t heapAllocations() const;
+  /// Whether the resident set is kept within the capacity (default). Off,
+  /// free arena pages stay resident for reuse without page faults: for a
+  /// next tier in host RAM, which holds every value anyway.
+  void boundResident(bool on);
 
 private:
   bool takeFromArena(int64_t rounded, void *&p);
   void dropArena();
-  void releaseFreeArena();
+  /// Marks arena pages [offset, offset + bytes) as possibly resident.
+  void noteTaken(int64_t offset, int64_t bytes);
+  /// Gives free arena pages back to the OS while the pages possibly
+  /// resident exceed the capacity.
+  void trimResident();
 
   int64_t capacity_;
   mutable std::mutex mutex;
   int64_t used_ = 0, peak_ = 0;
   char *arena = nullptr;
   int64_t arenaBytes = 0, heapCount = 0;
-  bool freeMayBeResident = false; // a block given back since the release
-  int64_t heapLive = 0;           // heap blocks out
+  std::vector<uint8_t> touched; // per arena page: handed out since released
+  int64_t touchedBytes = 0;
+  int64_t heapBytes = 0;        // heap blocks out (rounded)
+  bool bounded = true;          // boundResident
   ArenaRanges ranges; // of the arena
   std::multimap<int64_t, void *> cached; // freed heap blocks by rounded size
   int64_t cachedBytes = 0;
