@@ -103,13 +103,11 @@ std::vector<size_t> interleaveRows(const std::vector<OpSteps> &ops,
   for (const OpSteps &o : ops) {
     switch (o.kind) {
     case OpSteps::Whole:
-      // The return (the optimiser) stays last.
-      if (isa<ReturnOp>(o.op) || readsMade(o.op, false)) {
+      // The return (the optimiser) stays last; an op reading nothing of
+      // the open chain runs before it.
+      if (isa<ReturnOp>(o.op) || readsMade(o.op, false))
         close();
-        emitWhole(o);
-      } else {
-        emitWhole(o); // before the open chain: it reads nothing of it
-      }
+      emitWhole(o);
       continue;
     case OpSteps::Rows:
       if (readsMade(o.op, true))

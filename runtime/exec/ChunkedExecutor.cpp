@@ -116,7 +116,7 @@ private:
     std::vector<double> chunks; // ascending rows: the chunks' running sums
     std::vector<double> terms;  // otherwise: each row's term
     std::vector<char> counted;  // ... and whether it has a label
-    int64_t n = 0;              // ascending rows: the terms added
+    int64_t n = 0;              // the terms added to the chunks
   };
   llvm::DenseMap<Operation *, LossSum> lossSums;
   std::vector<int32_t> allRows;       // every row, without a loss mask
@@ -521,7 +521,9 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
           crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
       counted[size_t(q - first)] = 1;
     });
-    if (lossAscending) {
+    // Terms into their chunks' running sums in the loss rows' order:
+    // ascending rows interval by interval, others all at the last.
+    if (lossAscending || last) {
       s.chunks.resize((rows.size() + kChunk - 1) / kChunk, 0.0);
       for (int64_t q = first; q < end; ++q)
         if (counted[size_t(q - first)]) {
@@ -531,22 +533,10 @@ llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
     }
     if (last) {
       double sum = 0;
-      int64_t n = s.n;
-      if (lossAscending)
-        for (double chunk : s.chunks)
-          sum += chunk;
-      for (size_t begin = 0; !lossAscending && begin < rows.size();
-           begin += kChunk) {
-        double chunk = 0;
-        for (size_t q = begin; q < std::min(rows.size(), begin + kChunk); ++q)
-          if (counted[q]) {
-            chunk += terms[q];
-            ++n;
-          }
+      for (double chunk : s.chunks)
         sum += chunk;
-      }
       reinterpret_cast<float *>(addr(ce.getResult(), j, r))[0] =
-          float(n ? sum / double(n) : 0.0);
+          float(s.n ? sum / double(s.n) : 0.0);
     }
     return llvm::Error::success();
   }
