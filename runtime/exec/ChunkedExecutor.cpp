@@ -673,9 +673,14 @@ RowsFn chunked::chunkRows(const ExecutionContext &ctx, const PlanMemory &pm) {
   return [&ctx, &pm](int op, int t) -> llvm::Expected<RowSelection> {
     const PlanStep &step = pm.steps[size_t(op)];
     ChunkSource *source = chunkSourceOf(ctx);
-    auto rows = source ? source->chunkRows(overOutEdges(step), pm.bounds,
-                                           step.i, step.j)
-                       : nullptr;
+    std::shared_ptr<const std::vector<int32_t>> rows;
+    if (source) {
+      auto read =
+          source->chunkRows(overOutEdges(step), pm.bounds, step.i, step.j);
+      if (!read)
+        return read.takeError();
+      rows = std::move(*read);
+    }
     const int64_t rowBytes = pm.rowBytes(t);
     const int64_t want = pm.problem.ops[size_t(op)].partialBytes(t) / rowBytes;
     if (!rows || int64_t(rows->size()) != want)

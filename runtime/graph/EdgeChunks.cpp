@@ -134,7 +134,7 @@ std::vector<uint8_t> ChunkSource::occupancy(const std::vector<int32_t> &) {
   return {};
 }
 
-std::shared_ptr<const std::vector<int32_t>>
+llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
 ChunkSource::chunkRows(bool, const std::vector<int32_t> &, int64_t, int64_t) {
   return nullptr;
 }
@@ -179,7 +179,7 @@ EdgeChunkCache::rowLists(bool reversed, const std::vector<int32_t> &bounds) {
       .first->second;
 }
 
-std::shared_ptr<const std::vector<int32_t>>
+llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
 EdgeChunkCache::chunkRows(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j) {
   const int64_t parts = int64_t(bounds.size()) - 1;

@@ -101,9 +101,9 @@ public:
   virtual std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds);
   /// The rows of interval i that chunk (i, j) reads at its other end
   /// (sources; targets when `reversed`), ascending, relative to bounds[i];
-  /// null when not known. The plan may load only these (NGra's selective
-  /// loading).
-  virtual std::shared_ptr<const std::vector<int32_t>>
+  /// null when not known; an error when the source fails to read them.
+  /// The plan may load only these (NGra's selective loading).
+  virtual llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
   chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
             int64_t j);
   /// Their counts for every chunk: P x P, [i * P + j]; empty when not known.
@@ -126,7 +126,7 @@ public:
   /// From the graph's in-CSR (one pass over its edges).
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
   /// From the chunk index at these bounds (one pass over its edges, kept).
-  std::shared_ptr<const std::vector<int32_t>>
+  llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
   chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
             int64_t j) override;
   std::vector<int64_t> chunkRowCounts(bool reversed,

@@ -34,8 +34,15 @@ constexpr size_t kNameBytes = 256, kNameAt = 3584;
 enum Kind : uint32_t {
   InOffsets = 1, InSources, InEdgeIds, OutOffsets, OutTargets, OutEdgeIds,
   Bounds, ChunkTable, ChunkEdges, Features, FeatureCrcs, Labels, Train, Val,
-  Test, NumKinds
+  Test, ChunkRowTable, ChunkRows, NumKinds
 };
+/// Sections in a version 1 file (no chunk rows).
+constexpr uint32_t kVersion1Sections = Test;
+/// A chunk row table entry: per end (sources, then destinations) the
+/// distinct rows' count, their list's first index in chunk-rows (or
+/// kNotListed) and the list's CRC-32.
+constexpr size_t kRowEntryWords = 6;
+constexpr uint64_t kNotListed = ~uint64_t(0);
 
 const char *kindName(uint32_t k) {
   static const char *names[] = {"?",          "in-offsets",   "in-sources",
@@ -43,7 +50,8 @@ const char *kindName(uint32_t k) {
                                 "out-edge-ids", "bounds",     "chunk-table",
                                 "chunk-edges", "features",    "feature-crcs",
                                 "labels",      "train",       "val",
-                                "test"};
+                                "test",        "chunk-row-table",
+                                "chunk-rows"};
   return k < NumKinds ? names[k] : "?";
 }
 
@@ -113,6 +121,46 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
                    {first, count,
                     crcOf(chunkEdges.data() + first, count * sizeof(ChunkEdge))});
     }
+  // Each chunk's distinct sources and destinations (NGra's selective
+  // loading reads only those rows of the other end's interval): counted
+  // for every chunk, listed where they are few.
+  std::vector<uint64_t> rowTable;
+  std::vector<int32_t> rowLists;
+  {
+    std::vector<int64_t> seen(size_t(v), -1); // per vertex: last chunk
+    std::vector<int32_t> list;
+    auto add = [&](int64_t interval) {
+      const int64_t lo = bounds[size_t(interval)];
+      const int64_t rows = bounds[size_t(interval) + 1] - lo;
+      std::sort(list.begin(), list.end());
+      uint64_t first = kNotListed, crc = 0;
+      if (int64_t(list.size()) * kChunkRowsFew <= rows) {
+        first = rowLists.size();
+        for (int32_t &r : list)
+          r -= int32_t(lo);
+        rowLists.insert(rowLists.end(), list.begin(), list.end());
+        crc = crcOf(list.data(), list.size() * sizeof(int32_t));
+      }
+      rowTable.insert(rowTable.end(), {uint64_t(list.size()), first, crc});
+      list.clear();
+    };
+    for (int64_t j = 0; j < parts; ++j)
+      for (int64_t i = 0; i < parts; ++i) {
+        const int64_t c = j * parts + i;
+        const ChunkEdge *at = chunkEdges.data() + table[size_t(3 * c)];
+        const ChunkEdge *end = at + table[size_t(3 * c + 1)];
+        for (const ChunkEdge *p = at; p < end; ++p)
+          if (seen[size_t(p->src)] != c) {
+            seen[size_t(p->src)] = c;
+            list.push_back(p->src);
+          }
+        add(i);
+        for (const ChunkEdge *p = at; p < end; ++p) // sorted by destination
+          if (list.empty() || list.back() != p->dst)
+            list.push_back(p->dst);
+        add(j);
+      }
+  }
   const int64_t f = rows ? rows->width
                    : d.features.rows() == v && d.features.shape().size() == 2
                        ? d.features.shape()[1]
@@ -151,7 +199,9 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
       {Labels, labels.data(), bytesOf(labels)},
       {Train, d.train.data(), bytesOf(d.train)},
       {Val, d.val.data(), bytesOf(d.val)},
-      {Test, d.test.data(), bytesOf(d.test)}};
+      {Test, d.test.data(), bytesOf(d.test)},
+      {ChunkRowTable, rowTable.data(), bytesOf(rowTable)},
+      {ChunkRows, rowLists.data(), bytesOf(rowLists)}};
 
   std::vector<char> header(kHeaderBytes, 0);
   std::memcpy(header.data(), kMagic, 8);
@@ -355,10 +405,10 @@ GraphFile::open(const std::string &path, bool direct) {
     return llvm::createStringError(path +
                                    ": not a Saga graph file (no SAGAGRF1 magic)");
   uint32_t version = get<uint32_t>(h, 8);
-  if (version != kGraphFileVersion)
+  if (version < 1 || version > kGraphFileVersion)
     return llvm::createStringError(
         path + ": graph file version " + std::to_string(version) +
-        "; this Saga reads version " + std::to_string(kGraphFileVersion));
+        "; this Saga reads versions 1 to " + std::to_string(kGraphFileVersion));
   uint32_t stored = get<uint32_t>(h, kHeaderBytes - 4);
   if (crcOf(h.data(), kHeaderBytes - 4) != stored)
     return file->corrupt("header", 0, "checksum mismatch: the header is corrupt");
@@ -373,9 +423,10 @@ GraphFile::open(const std::string &path, bool direct) {
   info.numTest = get<int64_t>(h, 72);
   info.name.assign(h.data() + kNameAt, strnlen(h.data() + kNameAt, kNameBytes));
   uint32_t count = get<uint32_t>(h, 80);
-  if (count != NumKinds - 1)
+  const uint32_t sectionCount = version == 1 ? kVersion1Sections : NumKinds - 1;
+  if (count != sectionCount)
     return file->corrupt("header", 80,
-                         "expected " + std::to_string(NumKinds - 1) +
+                         "expected " + std::to_string(sectionCount) +
                              " sections, the table has " + std::to_string(count));
   // Sizes follow from the counts; the table must agree with them, so a
   // header that asks for absurd sizes is refused before any allocation.
@@ -392,12 +443,14 @@ GraphFile::open(const std::string &path, bool direct) {
       uint64_t(p + 1) * 4, uint64_t(p * p) * 24, uint64_t(e) * 12,
       uint64_t(v) * uint64_t(f) * 4, uint64_t(p) * 4, uint64_t(v) * 4,
       uint64_t(info.numTrain) * 4, uint64_t(info.numVal) * 4,
-      uint64_t(info.numTest) * 4};
+      uint64_t(info.numTest) * 4, uint64_t(p * p) * kRowEntryWords * 8, 0};
   for (uint32_t k = 0; k < count; ++k) {
     size_t at = kSectionsAt + k * kSectionBytes;
     Section s{get<uint32_t>(h, at), get<uint64_t>(h, at + 8),
               get<uint64_t>(h, at + 16), get<uint32_t>(h, at + 24)};
-    if (s.kind != k + 1 || s.bytes != expected[s.kind] ||
+    // The chunk rows' size follows from their table, checked below.
+    const uint64_t want = s.kind == ChunkRows ? s.bytes / 4 * 4 : expected[s.kind];
+    if (s.kind != k + 1 || s.bytes != want ||
         s.offset % kAlign != 0 || s.offset < kHeaderBytes)
       return file->corrupt("header", at,
                            std::string("section table entry for ") +
@@ -440,6 +493,39 @@ GraphFile::open(const std::string &path, bool direct) {
   if (b.front() != 0 || b.back() != v || !std::is_sorted(b.begin(), b.end()))
     return file->corrupt("bounds", file->sections[Bounds - 1].offset,
                          "interval bounds do not cover the vertices");
+  if (version >= 2) {
+    std::vector<uint64_t> rows;
+    if (auto err = small(ChunkRowTable, rows))
+      return std::move(err);
+    const uint64_t listed = file->sections[ChunkRows - 1].bytes / 4;
+    uint64_t nextRow = 0;
+    for (size_t c = 0; c < size_t(p * p); ++c)
+      for (size_t end = 0; end < 2; ++end) {
+        const uint64_t *w = rows.data() + c * kRowEntryWords + end * 3;
+        // Chunk c = j * p + i reads sources of interval i, destinations of j.
+        const size_t interval = end == 0 ? c % size_t(p) : c / size_t(p);
+        RowListEntry entry{w[0], w[1], uint32_t(w[2])};
+        const uint64_t rowsOf = uint64_t(b[interval + 1] - b[interval]);
+        bool ok = entry.count <= rowsOf &&
+                  entry.count <= file->chunkTable[c].count;
+        if (entry.first != kNotListed) {
+          ok = ok && entry.first == nextRow && entry.first + entry.count <= listed;
+          nextRow += entry.count;
+        }
+        if (!ok)
+          return file->corrupt("chunk-row-table",
+                               file->sections[ChunkRowTable - 1].offset +
+                                   (c * kRowEntryWords + end * 3) * 8,
+                               "chunk " + std::to_string(c) +
+                                   "'s rows are inconsistent");
+        file->rowTable.push_back(entry);
+      }
+    if (nextRow != listed)
+      return file->corrupt("chunk-rows", file->sections[ChunkRows - 1].offset,
+                           "the table lists " + std::to_string(nextRow) +
+                               " rows, the section holds " +
+                               std::to_string(listed));
+  }
   return file;
 }
 
@@ -659,6 +745,37 @@ llvm::Error GraphFile::checkChunk(int64_t i, int64_t j, uint32_t crc) {
                  "checksum mismatch: the chunk is corrupt");
 }
 
+int64_t GraphFile::chunkRowCount(int64_t i, int64_t j, bool targets) const {
+  return int64_t(
+      rowTable[size_t(2 * (j * info_.intervals + i) + (targets ? 1 : 0))].count);
+}
+
+llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
+GraphFile::readChunkRows(int64_t i, int64_t j, bool targets) {
+  const int64_t p = info_.intervals;
+  if (rowTable.empty() || i < 0 || j < 0 || i >= p || j >= p)
+    return nullptr;
+  const RowListEntry &r =
+      rowTable[size_t(2 * (j * p + i) + (targets ? 1 : 0))];
+  if (r.first == kNotListed)
+    return nullptr;
+  auto list = std::make_shared<std::vector<int32_t>>(size_t(r.count));
+  const uint64_t offset = sections[ChunkRows - 1].offset + r.first * 4;
+  std::string what = std::string("the ") + (targets ? "destinations" : "sources") +
+                     " of chunk (" + std::to_string(i) + ", " +
+                     std::to_string(j) + ")";
+  if (auto e = readAt(offset, r.count * 4, list->data(), what))
+    return std::move(e);
+  const int32_t rows = bounds_[size_t(targets ? j : i) + 1] -
+                       bounds_[size_t(targets ? j : i)];
+  if (crcOf(list->data(), r.count * 4) != r.crc)
+    return corrupt(what, offset, "checksum mismatch: the list is corrupt");
+  for (size_t k = 0; k < list->size(); ++k)
+    if ((*list)[k] < 0 || (*list)[k] >= rows || (k && (*list)[k] <= (*list)[k - 1]))
+      return corrupt(what, offset + k * 4, "rows out of order or range");
+  return std::shared_ptr<const std::vector<int32_t>>(std::move(list));
+}
+
 GraphFileChunks::GraphFileChunks(GraphFile &file, bool selfLoops,
                                  int64_t partEdges)
     : file(file), selfLoops(selfLoops), partEdges(std::max<int64_t>(1, partEdges)) {}
@@ -697,6 +814,34 @@ GraphFileChunks::occupancy(const std::vector<int32_t> &bounds) {
       occupied[size_t(i * parts + j)] =
           (selfLoops && i == j) || file.chunkEdgeCount(i, j) > 0;
   return occupied;
+}
+
+std::vector<int64_t>
+GraphFileChunks::chunkRowCounts(bool reversed,
+                                const std::vector<int32_t> &bounds) {
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  if (bounds != file.bounds() || !file.hasChunkRows() || parts < 2)
+    return {};
+  // Chunk (i, j) reads the sources in i of the file's chunk (i, j), or
+  // reversed the destinations in i of the file's chunk (j, i); a self loop
+  // on every row makes a diagonal chunk read all of its interval.
+  std::vector<int64_t> counts(size_t(parts * parts));
+  for (int64_t i = 0; i < parts; ++i)
+    for (int64_t j = 0; j < parts; ++j)
+      counts[size_t(i * parts + j)] =
+          selfLoops && i == j ? int64_t(bounds[size_t(i) + 1] - bounds[size_t(i)])
+          : reversed          ? file.chunkRowCount(j, i, /*targets=*/true)
+                              : file.chunkRowCount(i, j, /*targets=*/false);
+  return counts;
+}
+
+llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
+GraphFileChunks::chunkRows(bool reversed, const std::vector<int32_t> &bounds,
+                           int64_t i, int64_t j) {
+  if (bounds != file.bounds() || (selfLoops && i == j))
+    return nullptr;
+  return reversed ? file.readChunkRows(j, i, /*targets=*/true)
+                  : file.readChunkRows(i, j, /*targets=*/false);
 }
 
 llvm::Error GraphFileChunks::forEachPart(bool reversed,

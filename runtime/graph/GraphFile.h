@@ -4,13 +4,16 @@
 // ids, the 2-D chunk index over P vertex intervals (chunk (i, j): the edges
 // from interval i into interval j, stored contiguously as (dst, src, id)
 // records sorted like the in-edge CSR, so that one chunk is one sequential
-// read), the features (interval j's rows contiguous), labels and splits.
+// read), each chunk's distinct sources and destinations (counted for every
+// chunk, listed for those with few: selective loading), the features
+// (interval j's rows contiguous), labels and splits.
 //
 // Layout, little-endian: a 4096-byte header (magic "SAGAGRF1", version,
 // counts, the section table: kind, offset, bytes, CRC-32 of each section;
 // the header's own CRC-32 in its last 4 bytes), then the sections, each at a
 // 4096-byte boundary (O_DIRECT reads need it). Each chunk and each feature
-// interval also has its own CRC-32, so a partial read is checked too.
+// interval and each row list also has its own CRC-32, so a partial read is
+// checked too.
 // Reads use pread, optionally with O_DIRECT (no page cache), never mmap.
 // Every error names the file, and where it applies the section and offset.
 //
@@ -34,7 +37,13 @@
 
 namespace saga {
 
-constexpr uint32_t kGraphFileVersion = 1;
+/// Version 2 added each chunk's distinct rows (chunk-row-table,
+/// chunk-rows); version 1 files are read without them.
+constexpr uint32_t kGraphFileVersion = 2;
+/// A chunk's distinct rows at either end are listed in the file when they
+/// are at most 1/kChunkRowsFew of their interval: the chunks that NGra's
+/// selective loading may load in part (analysis/PlanMemory.h's kFewRows).
+constexpr int64_t kChunkRowsFew = 4;
 
 struct GraphFileInfo {
   std::string name;
@@ -121,6 +130,17 @@ public:
   llvm::Error readFeatureRange(int64_t begin, int64_t end, float *to,
                                bool normalize);
 
+  /// Whether the file counts its chunks' rows (version 2 on).
+  bool hasChunkRows() const { return !rowTable.empty(); }
+  /// The distinct sources (of interval i) or, with `targets`, destinations
+  /// (of interval j) of chunk (i, j); needs hasChunkRows().
+  int64_t chunkRowCount(int64_t i, int64_t j, bool targets) const;
+  /// Their list, ascending, relative to their interval's first row, in one
+  /// read checked against its CRC-32; null where the file does not list
+  /// it (more than 1/kChunkRowsFew of the interval, or a version 1 file).
+  llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
+  readChunkRows(int64_t i, int64_t j, bool targets);
+
   /// Bytes read from the file so far.
   int64_t bytesRead() const { return bytesRead_; }
   /// Seconds spent in reads so far (from any thread).
@@ -152,6 +172,11 @@ private:
     uint32_t crc;
   };
   std::vector<ChunkEntry> chunkTable;
+  struct RowListEntry {
+    uint64_t count, first; // first: an index into chunk-rows, or ~0
+    uint32_t crc;
+  };
+  std::vector<RowListEntry> rowTable; // per chunk: sources, destinations
   std::vector<uint32_t> featureCrcs;
   // Reads come from the compute thread (chunks) and the transfer thread
   // (feature rows).
@@ -173,6 +198,13 @@ public:
   /// From the chunk index (at the file's intervals; with self loops the
   /// diagonal is never empty).
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
+  /// From the file's chunk row table (version 2, at the file's intervals).
+  std::vector<int64_t> chunkRowCounts(bool reversed,
+                                      const std::vector<int32_t> &bounds) override;
+  /// Read from the file's lists of the chunks with few rows.
+  llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
+  chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
+            int64_t j) override;
   bool fromStorage() const override { return true; }
 
 private:

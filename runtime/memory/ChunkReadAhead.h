@@ -50,7 +50,7 @@ public:
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override {
     return inner.occupancy(bounds);
   }
-  std::shared_ptr<const std::vector<int32_t>>
+  llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
   chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
             int64_t j) override {
     return inner.chunkRows(reversed, bounds, i, j);

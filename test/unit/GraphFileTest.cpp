@@ -164,7 +164,7 @@ TEST(GraphFile, CorruptStreamedChunksAreRefused) {
   std::string good = readBytes(coraFile(4));
   // The chunk-edges section (kind 9): its offset in the section table.
   uint64_t at = 0;
-  for (size_t k = 0; k < 15; ++k) {
+  for (size_t k = 0; k < 17; ++k) {
     uint32_t kind;
     std::memcpy(&kind, good.data() + 96 + k * 32, 4);
     if (kind == 9)
@@ -291,7 +291,7 @@ TEST(GraphFile, CorruptionNamesTheSection) {
   ASSERT_TRUE(bool(file));
   // Section offsets from the header's table (kind, offset at +8, bytes at +16).
   int checked = 0;
-  for (size_t k = 0; k < 15; ++k) {
+  for (size_t k = 0; k < 17; ++k) {
     uint64_t offset, bytes;
     std::memcpy(&offset, good.data() + 96 + k * 32 + 8, 8);
     std::memcpy(&bytes, good.data() + 96 + k * 32 + 16, 8);
@@ -307,11 +307,15 @@ TEST(GraphFile, CorruptionNamesTheSection) {
       err = llvm::toString(f.takeError());
     else
       err = errorOf((*f)->readAll().takeError());
-    if (err.empty()) // chunk/feature checksums are checked on partial reads
+    if (err.empty()) // chunk/feature/row checksums: on partial reads
       for (int64_t j = 0; j < 4 && err.empty(); ++j) {
         err = errorOf((*f)->readFeatures(j).takeError());
-        for (int64_t i = 0; i < 4 && err.empty(); ++i)
+        for (int64_t i = 0; i < 4 && err.empty(); ++i) {
           err = errorOf((*f)->readChunk(i, j).takeError());
+          for (bool targets : {false, true})
+            if (err.empty())
+              err = errorOf((*f)->readChunkRows(i, j, targets).takeError());
+        }
       }
     EXPECT_NE(err.find(path + ": "), std::string::npos) << err;
     EXPECT_NE(err.find("checksum mismatch"), std::string::npos)
@@ -320,7 +324,76 @@ TEST(GraphFile, CorruptionNamesTheSection) {
     ++checked;
     std::remove(path.c_str());
   }
-  EXPECT_GE(checked, 14);
+  EXPECT_GE(checked, 16);
+}
+
+// Each chunk's distinct rows at either end, counted in the file for every
+// chunk and listed where they are at most a quarter of their interval,
+// are the in-memory chunk index's (EdgeChunkCache), with or without self
+// loops, in both directions; a version 1 file (no rows) still opens and
+// reports none.
+TEST(GraphFile, ChunkRowsAreTheInMemoryIndexs) {
+  int64_t listed = 0;
+  for (int64_t parts : {4, 8}) {
+    auto file = GraphFile::open(coraFile(parts));
+    ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+    ASSERT_TRUE((*file)->hasChunkRows());
+    const std::vector<int32_t> &b = (*file)->bounds();
+    const int64_t p = int64_t(b.size()) - 1;
+    for (bool loops : {false, true}) {
+      Graph g = Graph::build(cora().edges.numVertices, cora().edges.src,
+                             cora().edges.dst, loops);
+      EdgeChunkCache memory(g);
+      GraphFileChunks streamed(**file, loops);
+      for (bool reversed : {false, true}) {
+        SCOPED_TRACE(std::to_string(parts) + (loops ? " loops" : "") +
+                     (reversed ? " reversed" : ""));
+        std::vector<int64_t> want = memory.chunkRowCounts(reversed, b);
+        ASSERT_EQ(streamed.chunkRowCounts(reversed, b), want);
+        for (int64_t i = 0; i < p; ++i)
+          for (int64_t j = 0; j < p; ++j) {
+            auto rows = streamed.chunkRows(reversed, b, i, j);
+            ASSERT_TRUE(bool(rows)) << llvm::toString(rows.takeError());
+            auto all = memory.chunkRows(reversed, b, i, j);
+            ASSERT_TRUE(bool(all) && *all);
+            const bool few = int64_t((*all)->size()) * kChunkRowsFew <=
+                             b[size_t(i) + 1] - b[size_t(i)];
+            if (few && !(loops && i == j)) {
+              ASSERT_TRUE(*rows);
+              EXPECT_EQ(**rows, **all);
+              ++listed;
+            } else {
+              EXPECT_FALSE(*rows);
+            }
+          }
+      }
+    }
+    // Other intervals than the file's: not known.
+    GraphFileChunks streamed(**file, false);
+    EXPECT_TRUE(streamed.chunkRowCounts(false, chunkIntervals(2708, 3)).empty());
+  }
+  EXPECT_GT(listed, 0);
+  // Version 1: the file's header without its last two sections.
+  std::string bytes = readBytes(coraFile(4));
+  bytes[8] = 1;
+  bytes[80] = 15;
+  std::memset(bytes.data() + 96 + 15 * 32, 0, 2 * 32);
+  uint32_t crc = crc32Update(0, bytes.data(), 4092);
+  std::memcpy(bytes.data() + 4092, &crc, 4);
+  std::string path = scratch("version1.sgf");
+  writeBytes(path, bytes);
+  auto v1 = GraphFile::open(path);
+  ASSERT_TRUE(bool(v1)) << llvm::toString(v1.takeError());
+  EXPECT_FALSE((*v1)->hasChunkRows());
+  auto none = (*v1)->readChunkRows(0, 0, false);
+  ASSERT_TRUE(bool(none));
+  EXPECT_FALSE(*none);
+  GraphFileChunks streamed(**v1, false);
+  EXPECT_TRUE(streamed.chunkRowCounts(false, (*v1)->bounds()).empty());
+  auto all = (*v1)->readAll();
+  ASSERT_TRUE(bool(all)) << llvm::toString(all.takeError());
+  expectSame(*all, cora());
+  std::remove(path.c_str());
 }
 
 TEST(GraphFile, HeaderErrors) {
@@ -336,10 +409,10 @@ TEST(GraphFile, HeaderErrors) {
   EXPECT_EQ(openError(good.substr(0, 100)),
             path + ": header at offset 0: truncated: 100 bytes, the header "
                    "alone has 4096");
-  std::string v2 = good;
-  v2[8] = 2;
-  EXPECT_EQ(openError(v2),
-            path + ": graph file version 2; this Saga reads version 1");
+  std::string v3 = good;
+  v3[8] = 3;
+  EXPECT_EQ(openError(v3),
+            path + ": graph file version 3; this Saga reads versions 1 to 2");
   std::string flipped = good;
   flipped[20] ^= 1; // the vertex count
   EXPECT_EQ(openError(flipped), path + ": header at offset 0: checksum "

@@ -20,6 +20,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -240,6 +241,88 @@ TEST(OutOfCoreSelective, LoadsOnlyTheRowsAChunkReads) {
     }
   }
   EXPECT_GT(rowLoads, 0);
+}
+
+// Selective loading from a graph file: the file lists the rows of its
+// chunks with few, so a run streamed from it plans the partial loads a run
+// over the graph in memory plans (the same counts, the same bytes), reads
+// each list from the file when its load comes, and gives the same bits.
+// A corrupt list stops the run with the file's name.
+TEST(OutOfCoreFromFile, SelectiveLoadingReadsTheFilesRowLists) {
+  std::string path = std::string(SAGA_TEST_SCRATCH_DIR) + "/rows.sgf." +
+                     std::to_string(getpid());
+  ASSERT_EQ(errorText(writeGraphFile(path, cora(false), 8)), "");
+  auto file = GraphFile::open(path);
+  ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
+  const int64_t parts = int64_t((*file)->bounds().size()) - 1;
+  // Propagations over the input's width: pieces worth loading in part.
+  std::unique_ptr<Model> ref = compileExample("gcn.saga", 2, {"reorder-linear"}),
+                         streamed =
+                             compileExample("gcn.saga", 2, {"reorder-linear"});
+  ASSERT_TRUE(ref && streamed);
+  Model &a = *ref, &b = *streamed;
+  const Graph &g = graphFor("cora", a.selfLoops());
+  bindInputs(a, g, "cora", "file-rows");
+  ForwardOptions fo;
+  fo.lossMask = cora().train;
+  auto want = a.trainStep(fo, 5);
+  ASSERT_TRUE(bool(want)) << llvm::toString(want.takeError());
+  ForwardOptions bo = fo;
+  bo.memoryBudget = unboundedPeak(a, true) / 3;
+  bo.intervals = parts;
+  auto inMemory = a.trainStep(bo, 5);
+  ASSERT_TRUE(bool(inMemory)) << llvm::toString(inMemory.takeError());
+  ASSERT_GT(inMemory->chunked.rowLoads, 0);
+
+  auto skeleton = (*file)->readSkeleton(b.selfLoops());
+  ASSERT_TRUE(bool(skeleton)) << llvm::toString(skeleton.takeError());
+  GraphFileChunks chunks(**file, b.selfLoops());
+  ASSERT_EQ(errorText(b.setGraph(*skeleton)), "");
+  b.setChunkSource(&chunks);
+  for (const ValueInfo &in : b.inputs()) {
+    if (in.dtype == DType::I32) {
+      Tensor labels({int64_t(g.numVertices)}, DType::I32);
+      std::copy(cora().labels.begin(), cora().labels.end(), labels.i32());
+      ASSERT_EQ(errorText(b.setInput(in.name, std::move(labels))), "");
+    } else {
+      ASSERT_EQ(errorText(b.setInput(in.name, cora().features)), "");
+    }
+  }
+  b.initParams(hashString("file-rows"));
+  auto got = b.trainStep(bo, 5);
+  ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
+  expectSameStep(*got, *want);
+  EXPECT_EQ(got->chunked.rowLoads, inMemory->chunked.rowLoads);
+  EXPECT_EQ(got->chunked.rowLoadBytes, inMemory->chunked.rowLoadBytes);
+  EXPECT_EQ(got->chunked.plannedBytes, inMemory->chunked.plannedBytes);
+
+  // The row lists' section damaged: the first list read is refused.
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  uint64_t offset = 0, size = 0; // chunk-rows: the 17th section
+  std::memcpy(&offset, bytes.data() + 96 + 16 * 32 + 8, 8);
+  std::memcpy(&size, bytes.data() + 96 + 16 * 32 + 16, 8);
+  ASSERT_GT(size, 0u);
+  for (uint64_t k = 0; k < size; ++k)
+    bytes[offset + k] ^= 0x5a;
+  std::string bad = path + ".bad";
+  std::ofstream(bad, std::ios::binary | std::ios::trunc) << bytes;
+  auto badFile = GraphFile::open(bad);
+  ASSERT_TRUE(bool(badFile)) << llvm::toString(badFile.takeError());
+  GraphFileChunks badChunks(**badFile, b.selfLoops());
+  b.setChunkSource(&badChunks);
+  auto refused = b.trainStep(bo, 5);
+  ASSERT_FALSE(bool(refused));
+  std::string err = errorText(refused.takeError());
+  EXPECT_NE(err.find(bad + ": the "), std::string::npos) << err;
+  EXPECT_NE(err.find("checksum mismatch: the list is corrupt"),
+            std::string::npos)
+      << err;
+  std::remove(bad.c_str());
+  std::remove(path.c_str());
 }
 
 TEST(OutOfCoreErrors, BudgetBelowTheMinimumSaysWhatItNeeds) {
