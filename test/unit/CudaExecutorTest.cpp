@@ -14,6 +14,7 @@
 #include "runtime/Model.h"
 #include "runtime/exec/cuda/CudaApi.h"
 #include "runtime/exec/cuda/CudaDevice.h"
+#include "runtime/graph/GraphFile.h"
 #include "runtime/memory/MemoryPlanner.h"
 
 #include "TestGraphs.h"
@@ -23,6 +24,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <vector>
 
 using namespace saga;
@@ -245,6 +247,33 @@ TEST_P(CudaExecutor, RunsTheChunkedPlanUnderABudget) {
   for (size_t i = 0; i < wantRows->gradients.size(); ++i)
     expectClose(gotRows->gradients[i].second, wantRows->gradients[i].second,
                 "d loss / d " + wantRows->gradients[i].first, 0.01, 1e-4);
+  // The same streamed from a graph file, whose row lists give the rows:
+  // the loads the CPU plans over the graph in memory, the same results.
+  std::string path = std::string(SAGA_TEST_SCRATCH_DIR) + "/cuda-rows.sgf." +
+                     std::to_string(getpid());
+  ASSERT_EQ(errorText(writeGraphFile(path, sagatest::cora(false), 8)), "");
+  auto sgf = GraphFile::open(path);
+  ASSERT_TRUE(bool(sgf)) << errorText(sgf.takeError());
+  ForwardOptions fromFile = rows;
+  fromFile.intervals = int64_t((*sgf)->bounds().size()) - 1;
+  auto wantFile = cpuWide->trainStep(fromFile, 3);
+  ASSERT_TRUE(bool(wantFile)) << errorText(wantFile.takeError());
+  auto skeleton = (*sgf)->readSkeleton(gpuWide->selfLoops());
+  ASSERT_TRUE(bool(skeleton)) << errorText(skeleton.takeError());
+  GraphFileChunks chunks(**sgf, gpuWide->selfLoops());
+  ASSERT_EQ(errorText(gpuWide->setGraph(*skeleton)), "");
+  gpuWide->setChunkSource(&chunks);
+  setInputs(*gpuWide, cora, "cora", std::string(file) + "/cuda-selective");
+  auto gotFile = gpuWide->trainStep(fromFile, 3);
+  ASSERT_TRUE(bool(gotFile)) << errorText(gotFile.takeError());
+  EXPECT_GT(gotFile->chunked.rowLoads, 0);
+  EXPECT_EQ(gotFile->chunked.rowLoads, wantFile->chunked.rowLoads);
+  EXPECT_EQ(gotFile->chunked.plannedBytes, wantFile->chunked.plannedBytes);
+  EXPECT_NEAR(gotFile->loss, wantFile->loss, 1e-5 * std::fabs(wantFile->loss));
+  for (size_t i = 0; i < wantFile->gradients.size(); ++i)
+    expectClose(gotFile->gradients[i].second, wantFile->gradients[i].second,
+                "d loss / d " + wantFile->gradients[i].first, 0.01, 1e-4);
+  std::remove(path.c_str());
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, CudaExecutor,

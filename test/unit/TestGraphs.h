@@ -100,10 +100,11 @@ inline const saga::Graph &graphFor(const std::string &name, bool selfLoops) {
 /// Cora's features and labels where the model's inputs fit them; seeded
 /// random values otherwise (labels in [-1, 7) on other graphs); parameters
 /// from the key's seed.
-inline void bindInputs(saga::Model &m, const saga::Graph &g,
-                       const std::string &graphName, const std::string &key) {
+/// The same without setting the graph (one streamed from a file, whose
+/// sizes are g's).
+inline void setInputs(saga::Model &m, const saga::Graph &g,
+                      const std::string &graphName, const std::string &key) {
   using namespace saga;
-  ASSERT_EQ(errorText(m.setGraph(g)), "");
   for (const ValueInfo &in : m.inputs()) {
     std::vector<int64_t> shape{
         in.domain == ValueInfo::Edge ? g.numEdges : int64_t(g.numVertices)};
@@ -125,6 +126,12 @@ inline void bindInputs(saga::Model &m, const saga::Graph &g,
     ASSERT_EQ(errorText(m.setInput(in.name, std::move(t))), "");
   }
   m.initParams(hashString(key));
+}
+
+inline void bindInputs(saga::Model &m, const saga::Graph &g,
+                       const std::string &graphName, const std::string &key) {
+  ASSERT_EQ(errorText(m.setGraph(g)), "");
+  setInputs(m, g, graphName, key);
 }
 
 /// An example model compiled for training (2 threads, without the named
