@@ -1002,6 +1002,10 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   const Graph &g = *ctx.graph;
   if (!ctx.chunks && !ctx.chunkSource)
     return llvm::createStringError("a chunked run needs a source of chunks");
+  // As in execute: the pool's tasks call single-threaded GEMMs (OpenBLAS's
+  // own threads would spin in sched_yield between calls, taking the CPU
+  // the transfer and chunk-reading threads need).
+  openblas_set_num_threads(1);
   ChunkedPlanCache local;
   auto found = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options, local);
   if (!found)

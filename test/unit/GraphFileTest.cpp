@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <memory>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -129,6 +131,23 @@ TEST(GraphFile, ChunksAndFeatureIntervals) {
       EXPECT_EQ(std::memcmp(rows->f32(), cora().features.f32() + b[size_t(j)] * 1433,
                             size_t(rows->numElements()) * 4),
                 0);
+      // Into a page-aligned buffer (as the device pool's): with O_DIRECT
+      // interval 0, at an aligned offset, reads its aligned bulk straight
+      // in and the tail through the bounce buffer; the others go through
+      // it whole. The bytes past the rows are left alone.
+      const size_t bytes = size_t(rows->numElements()) * 4;
+      const size_t padded = (bytes + 4096 + 4095) / 4096 * 4096;
+      std::unique_ptr<char, decltype(&std::free)> aligned(
+          static_cast<char *>(std::aligned_alloc(4096, padded)), &std::free);
+      std::memset(aligned.get(), 0x7f, padded);
+      ASSERT_EQ(errorOf((*file)->readFeatureRows(
+                    j, reinterpret_cast<float *>(aligned.get()))),
+                "");
+      EXPECT_EQ(std::memcmp(aligned.get(),
+                            cora().features.f32() + b[size_t(j)] * 1433, bytes),
+                0);
+      EXPECT_EQ(aligned.get()[bytes], 0x7f);
+      EXPECT_EQ(aligned.get()[padded - 1], 0x7f);
     }
     EXPECT_EQ(seen.size(), cora().edges.src.size());
     EXPECT_EQ(errorOf((*file)->readChunk(4, 0).takeError()),
