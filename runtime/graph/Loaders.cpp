@@ -766,35 +766,13 @@ void saga::rowNormalize(Tensor &features) {
 }
 
 void saga::rowNormalize(float *rows, int64_t n, int64_t f) {
-  // Each row's sum in double, in column order; eight rows at a time so
-  // their eight chains of dependent additions overlap (the same sums as
-  // one row at a time, bit for bit), then each row divided by its sum
-  // (an independent division per element, vectorised).
-  constexpr int64_t kRows = 8;
-  double s[kRows];
-  for (int64_t v = 0; v < n; v += kRows) {
-    const int64_t m = std::min(kRows, n - v);
-    float *block = rows + v * f;
-    if (m == kRows) {
-      for (int64_t r = 0; r < kRows; ++r)
-        s[r] = 0;
+  for (int64_t v = 0; v < n; ++v) {
+    float *row = rows + v * f;
+    double s = 0;
+    for (int64_t j = 0; j < f; ++j)
+      s += row[j];
+    if (s != 0)
       for (int64_t j = 0; j < f; ++j)
-        for (int64_t r = 0; r < kRows; ++r)
-          s[r] += block[r * f + j];
-    } else {
-      for (int64_t r = 0; r < m; ++r) {
-        s[r] = 0;
-        for (int64_t j = 0; j < f; ++j)
-          s[r] += block[r * f + j];
-      }
-    }
-    for (int64_t r = 0; r < m; ++r) {
-      if (s[r] == 0)
-        continue;
-      float *row = block + r * f;
-      const double sum = s[r];
-      for (int64_t j = 0; j < f; ++j)
-        row[j] = float(double(row[j]) / sum);
-    }
+        row[j] = float(row[j] / s);
   }
 }

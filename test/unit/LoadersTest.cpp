@@ -18,10 +18,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <map>
 #include <numeric>
-#include <vector>
 
 using namespace saga;
 
@@ -557,37 +555,3 @@ TEST(Planetoid, MissingDirectory) {
 }
 
 } // namespace
-
-// Row normalisation divides each row by its sum taken in double in column
-// order, rows several at a time: the same bits as one row at a time, for
-// any row count (blocks of eight and a remainder), and rows summing to
-// zero are left as they are.
-TEST(RowNormalize, MatchesOneRowAtATime) {
-  for (int64_t n : {1, 7, 8, 29}) {
-    for (int64_t f : {1, 13, 256}) {
-      std::vector<float> rows(size_t(n * f));
-      uint64_t state = uint64_t(n * 1000 + f);
-      for (float &x : rows) {
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        x = float(int64_t(state >> 40) % 2001 - 1000) / 997.0f;
-      }
-      if (n > 3)
-        for (int64_t j = 0; j < f; ++j) // row 3 sums to zero
-          rows[size_t(3 * f + j)] = j % 2 ? 0.5f : -0.5f;
-      if (n > 3 && f % 2)
-        rows[size_t(3 * f + f - 1)] = 0.0f;
-      std::vector<float> want = rows;
-      for (int64_t v = 0; v < n; ++v) {
-        double s = 0;
-        for (int64_t j = 0; j < f; ++j)
-          s += want[size_t(v * f + j)];
-        if (s != 0)
-          for (int64_t j = 0; j < f; ++j)
-            want[size_t(v * f + j)] = float(want[size_t(v * f + j)] / s);
-      }
-      saga::rowNormalize(rows.data(), n, f);
-      EXPECT_EQ(std::memcmp(rows.data(), want.data(), rows.size() * 4), 0)
-          << n << " x " << f;
-    }
-  }
-}
