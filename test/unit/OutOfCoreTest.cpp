@@ -279,16 +279,7 @@ TEST(OutOfCoreFromFile, SelectiveLoadingReadsTheFilesRowLists) {
   GraphFileChunks chunks(**file, b.selfLoops());
   ASSERT_EQ(errorText(b.setGraph(*skeleton)), "");
   b.setChunkSource(&chunks);
-  for (const ValueInfo &in : b.inputs()) {
-    if (in.dtype == DType::I32) {
-      Tensor labels({int64_t(g.numVertices)}, DType::I32);
-      std::copy(cora().labels.begin(), cora().labels.end(), labels.i32());
-      ASSERT_EQ(errorText(b.setInput(in.name, std::move(labels))), "");
-    } else {
-      ASSERT_EQ(errorText(b.setInput(in.name, cora().features)), "");
-    }
-  }
-  b.initParams(hashString("file-rows"));
+  setInputs(b, g, "cora", "file-rows"); // a's inputs and parameters
   auto got = b.trainStep(bo, 5);
   ASSERT_TRUE(bool(got)) << llvm::toString(got.takeError());
   expectSameStep(*got, *want);
