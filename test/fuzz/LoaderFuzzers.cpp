@@ -138,8 +138,24 @@ namespace {
               e.src >= f.bounds()[size_t(i) + 1])
             std::abort(); // a chunk read as valid holds only its edges
       fuzz::drop(std::move(chunk));
+      for (bool targets : {false, true}) {
+        auto rows = f.readChunkRows(i, j, targets);
+        if (rows && *rows) {
+          const int64_t end = targets ? j : i;
+          const int32_t count = f.bounds()[size_t(end) + 1] - f.bounds()[size_t(end)];
+          if (int64_t((*rows)->size()) != f.chunkRowCount(i, j, targets))
+            std::abort(); // a list read as valid has its counted rows
+          for (int32_t r : **rows)
+            if (r < 0 || r >= count)
+              std::abort(); // ... each in its interval
+        }
+        fuzz::drop(std::move(rows));
+      }
     }
   }
+  GraphFileChunks chunks(f, true);
+  for (bool reversed : {false, true})
+    (void)chunks.chunkRowCounts(reversed, f.bounds());
 }
 
 [[maybe_unused]] void params(const uint8_t *data, size_t size) {
