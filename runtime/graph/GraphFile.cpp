@@ -773,6 +773,11 @@ llvm::Error GraphFile::checkChunk(int64_t i, int64_t j, uint32_t crc) {
                  "checksum mismatch: the chunk is corrupt");
 }
 
+int64_t GraphFile::listedChunkRows() const {
+  return std::count_if(rowTable.begin(), rowTable.end(),
+                       [](const RowListEntry &r) { return r.first != kNotListed; });
+}
+
 int64_t GraphFile::chunkRowCount(int64_t i, int64_t j, bool targets) const {
   return int64_t(
       rowTable[size_t(2 * (j * info_.intervals + i) + (targets ? 1 : 0))].count);

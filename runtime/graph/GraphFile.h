@@ -132,6 +132,9 @@ public:
 
   /// Whether the file counts its chunks' rows (version 2 on).
   bool hasChunkRows() const { return !rowTable.empty(); }
+  /// How many of the 2 P^2 chunk ends (sources, destinations) have their
+  /// rows listed.
+  int64_t listedChunkRows() const;
   /// The distinct sources (of interval i) or, with `targets`, destinations
   /// (of interval j) of chunk (i, j); needs hasChunkRows().
   int64_t chunkRowCount(int64_t i, int64_t j, bool targets) const;
