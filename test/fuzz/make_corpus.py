@@ -96,6 +96,8 @@ try:
         subprocess.run([sagac, "convert", folder, out, "--intervals", str(p)],
                        check=True, stdout=subprocess.DEVNULL)
         put("sgf", "tiny-%d" % p, open(out, "rb").read())
+    # corpus/sgf/version1-tiny-1 is tiny-1 as version 1 wrote it (no chunk
+    # rows), kept so that the fuzzer reads that version too.
     model = os.path.join(tmp, "tiny.saga")
     open(model, "w").write(
         "graph { vertex x: f32[4]; vertex label: class[3]; }\n"
