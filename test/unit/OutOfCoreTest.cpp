@@ -316,6 +316,42 @@ TEST(OutOfCoreFromFile, SelectiveLoadingReadsTheFilesRowLists) {
   std::remove(path.c_str());
 }
 
+// A chunk source whose row lists disagree with the counts it gave the
+// planner: the run refuses the load, naming the step and the counts, and
+// does not compute with rows missing.
+TEST(OutOfCoreSelective, RowsThatAreNotTheCountsAreRefused) {
+  struct Inconsistent : EdgeChunkCache {
+    using EdgeChunkCache::EdgeChunkCache;
+    llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
+    chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
+              int64_t j) override {
+      auto rows = EdgeChunkCache::chunkRows(reversed, bounds, i, j);
+      if (!rows || !*rows || (*rows)->empty())
+        return rows;
+      auto fewer = std::make_shared<std::vector<int32_t>>(**rows);
+      fewer->pop_back();
+      return std::shared_ptr<const std::vector<int32_t>>(std::move(fewer));
+    }
+  };
+  std::unique_ptr<Model> model = compileExample("gcn.saga", 2, {"reorder-linear"});
+  ASSERT_TRUE(model);
+  const Graph &g = graphFor("cora", model->selfLoops());
+  bindInputs(*model, g, "cora", "inconsistent-rows");
+  Inconsistent source(g);
+  model->setChunkSource(&source);
+  ForwardOptions bo;
+  bo.lossMask = cora().train;
+  bo.memoryBudget = unboundedPeak(*model, true) / 3;
+  auto step = model->trainStep(bo, 5);
+  ASSERT_FALSE(bool(step));
+  std::string err = errorText(step.takeError());
+  EXPECT_NE(err.find("the schedule loads "), std::string::npos) << err;
+  EXPECT_NE(err.find("the graph's chunk reads "), std::string::npos) << err;
+  EXPECT_NE(err.find("the schedule was made for another graph"),
+            std::string::npos)
+      << err;
+}
+
 TEST(OutOfCoreErrors, BudgetBelowTheMinimumSaysWhatItNeeds) {
   auto model = Model::compileFile(SAGA_EXAMPLES_DIR "/gcn.saga");
   ASSERT_TRUE(bool(model)) << llvm::toString(model.takeError());
