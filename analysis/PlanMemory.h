@@ -38,6 +38,7 @@
 #ifndef SAGA_ANALYSIS_PLANMEMORY_H
 #define SAGA_ANALYSIS_PLANMEMORY_H
 
+#include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/MemoryPlanner.h"
 
@@ -78,13 +79,6 @@ using ChunkOccupancy =
 /// the other ends targets). Empty: not known.
 using ChunkRowCounts = std::function<std::vector<int64_t>(
     bool reversed, const std::vector<int32_t> &bounds)>;
-
-/// A chunk reading at most 1/kFewRows of its source interval's rows may
-/// load only those (NGra: "few distinct sources"). Gathering scattered
-/// rows runs at 1.5-3.5 GB/s on this machine where copying a whole piece
-/// runs at 8: above a quarter a partial load saves bytes but no time, and
-/// a piece loaded whole may serve a group of chunks.
-constexpr int64_t kFewRows = 4;
 
 /// What sizes a plan's values: the graph's vertex and edge counts, and
 /// where known which chunks are empty (an empty chunk reads none of its

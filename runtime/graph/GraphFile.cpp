@@ -134,7 +134,7 @@ llvm::Error saga::writeGraphFile(const std::string &path, const Dataset &d,
       const int64_t rows = bounds[size_t(interval) + 1] - lo;
       std::sort(list.begin(), list.end());
       uint64_t first = kNotListed, crc = 0;
-      if (int64_t(list.size()) * kChunkRowsFew <= rows) {
+      if (int64_t(list.size()) * kFewRows <= rows) {
         first = rowLists.size();
         for (int32_t &r : list)
           r -= int32_t(lo);

@@ -38,12 +38,10 @@
 namespace saga {
 
 /// Version 2 added each chunk's distinct rows (chunk-row-table,
-/// chunk-rows); version 1 files are read without them.
+/// chunk-rows: counted for every chunk end, listed where they are at most
+/// 1/kFewRows of their interval, EdgeChunks.h); version 1 files are read
+/// without them.
 constexpr uint32_t kGraphFileVersion = 2;
-/// A chunk's distinct rows at either end are listed in the file when they
-/// are at most 1/kChunkRowsFew of their interval: the chunks that NGra's
-/// selective loading may load in part (analysis/PlanMemory.h's kFewRows).
-constexpr int64_t kChunkRowsFew = 4;
 
 struct GraphFileInfo {
   std::string name;
@@ -140,7 +138,7 @@ public:
   int64_t chunkRowCount(int64_t i, int64_t j, bool targets) const;
   /// Their list, ascending, relative to their interval's first row, in one
   /// read checked against its CRC-32; null where the file does not list
-  /// it (more than 1/kChunkRowsFew of the interval, or a version 1 file).
+  /// it (more than 1/kFewRows of the interval, or a version 1 file).
   llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
   readChunkRows(int64_t i, int64_t j, bool targets);
 

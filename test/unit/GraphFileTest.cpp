@@ -375,7 +375,7 @@ TEST(GraphFile, ChunkRowsAreTheInMemoryIndexs) {
             ASSERT_TRUE(bool(rows)) << llvm::toString(rows.takeError());
             auto all = memory.chunkRows(reversed, b, i, j);
             ASSERT_TRUE(bool(all) && *all);
-            const bool few = int64_t((*all)->size()) * kChunkRowsFew <=
+            const bool few = int64_t((*all)->size()) * kFewRows <=
                              b[size_t(i) + 1] - b[size_t(i)];
             if (few && !(loops && i == j)) {
               ASSERT_TRUE(*rows);
