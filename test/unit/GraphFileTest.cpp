@@ -415,6 +415,59 @@ TEST(GraphFile, ChunkRowsAreTheInMemoryIndexs) {
   std::remove(path.c_str());
 }
 
+// A row table whose checksums hold but whose entries do not (written so
+// by a faulty writer) is refused when the file opens, naming the section,
+// the offset and the chunk; so is a chunk-rows section that holds more
+// rows than the table lists.
+TEST(GraphFile, InconsistentChunkRowsAreRefused) {
+  std::string good = readBytes(coraFile(8)); // some chunk ends listed
+  // Section k's table entry: kind at +0, offset at +8, bytes at +16, CRC
+  // at +24; the header's own CRC in its last 4 bytes.
+  auto field = [&](const std::string &b, size_t k, size_t at) {
+    uint64_t x = 0;
+    std::memcpy(&x, b.data() + 96 + k * 32 + at, 8);
+    return x;
+  };
+  auto reseal = [](std::string &b, size_t k) {
+    uint64_t offset, bytes;
+    std::memcpy(&offset, b.data() + 96 + k * 32 + 8, 8);
+    std::memcpy(&bytes, b.data() + 96 + k * 32 + 16, 8);
+    uint32_t crc = crc32Update(0, b.data() + offset, size_t(bytes));
+    std::memcpy(b.data() + 96 + k * 32 + 24, &crc, 4);
+    uint32_t header = crc32Update(0, b.data(), 4092);
+    std::memcpy(b.data() + 4092, &header, 4);
+  };
+  std::string path = scratch("rows-inconsistent.sgf");
+  auto openError = [&](const std::string &bytes) {
+    writeBytes(path, bytes);
+    auto f = GraphFile::open(path);
+    return f ? std::string() : llvm::toString(f.takeError());
+  };
+  const size_t table = 15, lists = 16; // chunk-row-table, chunk-rows
+  ASSERT_EQ(field(good, table, 0) & 0xffffffff, 16u);
+  // Chunk 0's source count past its interval's 768 rows.
+  std::string big = good;
+  uint64_t count = 100000;
+  std::memcpy(big.data() + field(good, table, 8), &count, 8);
+  reseal(big, table);
+  EXPECT_EQ(openError(big),
+            path + ": chunk-row-table at offset " +
+                std::to_string(field(good, table, 8)) +
+                ": chunk 0's rows are inconsistent");
+  // One more row in chunk-rows than the table lists (its size grown by
+  // 4 bytes into the section's padding).
+  std::string more = good;
+  uint64_t bytes = field(good, lists, 16) + 4;
+  std::memcpy(more.data() + 96 + lists * 32 + 16, &bytes, 8);
+  reseal(more, lists);
+  EXPECT_EQ(openError(more),
+            path + ": chunk-rows at offset " +
+                std::to_string(field(good, lists, 8)) + ": the table lists " +
+                std::to_string(field(good, lists, 16) / 4) +
+                " rows, the section holds " + std::to_string(bytes / 4));
+  std::remove(path.c_str());
+}
+
 TEST(GraphFile, HeaderErrors) {
   std::string good = readBytes(coraFile(4));
   std::string path = scratch("header.sgf");
