@@ -95,6 +95,7 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
   // groups are tried.
   graph.occupancy = memoized(graph.occupancy);
   graph.rowCounts = memoized(graph.rowCounts);
+  graph.chunkEdges = memoized(graph.chunkEdges);
   ChunkPlan out;
   out.graph = graph;
   out.budget = budget;
@@ -182,7 +183,9 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
       i64(cp.plan.bytesMoved()), emptyChunksAttr(b, pm),
       !pm.rowCounts[0].empty() || !pm.rowCounts[1].empty() ? b.getUnitAttr()
                                                            : UnitAttr(),
-      pm.interleaved ? UnitAttr() : b.getUnitAttr());
+      pm.interleaved ? UnitAttr() : b.getUnitAttr(),
+      pm.edgesSplit() ? b.getDenseI64ArrayAttr(pm.chunkEdges)
+                      : DenseI64ArrayAttr());
   Block *block = new Block();
   schedule.getBody().push_back(block);
   b.setInsertionPointToEnd(block);
@@ -250,9 +253,21 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
       return b == at ? occupied : std::vector<uint8_t>();
     };
   }
+  if (auto edges = schedule.getChunkEdges())
+    // Edge values split by interval, with these chunks' edge counts.
+    out.graph.chunkEdges = [counts = std::vector<int64_t>(edges->begin(), edges->end()),
+                            at = std::vector<int32_t>(bounds.begin(), bounds.end())](
+                               const std::vector<int32_t> &b) {
+      return b == at ? counts : std::vector<int64_t>();
+    };
   out.memory = planMemoryProblem(model, out.graph, kPinBelow, parts,
                                  int64_t(schedule.getGroup()),
                                  !schedule.getOpMajor());
+  if (schedule.getChunkEdges() && !out.memory.edgesSplit())
+    return exec::errorAt(schedule, "the schedule splits edge values by "
+                                   "interval, but the model's cannot be "
+                                   "(an op other than a propagation or edge "
+                                   "map uses one)");
   PlanMemory &pm = out.memory;
   MemoryProblem &p = pm.problem;
   if (pm.bounds != std::vector<int32_t>(bounds.begin(), bounds.end()))

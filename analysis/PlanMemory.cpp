@@ -147,6 +147,40 @@ void permuteSteps(PlanMemory &pm, const std::vector<size_t> &order) {
 
 } // namespace
 
+// Anything else (a return, an op over all edges) reads them whole by edge
+// id.
+bool saga::edgeValuesSplittable(ModelOp plan) {
+  auto overChunks = [](Operation *op) {
+    auto launch = dyn_cast<LaunchOp>(op);
+    if (!launch || !(launch.getPropagate() || launch.getEdgeMap()))
+      return false;
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        launch, launch.getCalleeAttr());
+    return fn && fn->hasAttr("saga.operand_groups") &&
+           !(launch.getEdgeMap() && fn->hasAttr("saga.reversed"));
+  };
+  auto ok = [&](Value v) {
+    auto d = dyn_cast<DomainType>(v.getType());
+    if (!d || !d.isEdgeDomain())
+      return true;
+    if (Operation *def = v.getDefiningOp();
+        def && !(overChunks(def) && cast<LaunchOp>(def).getEdgeMap()))
+      return false;
+    // (A schedule's transfers name the values they move.)
+    return llvm::all_of(v.getUsers(), [&](Operation *user) {
+      return isa<ReleaseOp, LoadOp, StoreOp, FreeOp, PrefetchOp>(user) ||
+             overChunks(user);
+    });
+  };
+  Block &block = plan.getBody().front();
+  if (!llvm::all_of(block.getArguments(), ok))
+    return false;
+  for (Operation &op : block)
+    if (!llvm::all_of(op.getResults(), ok))
+      return false;
+  return true;
+}
+
 PieceIndex saga::indexPieces(const PlanMemory &pm) {
   PieceIndex index;
   for (size_t t = 0; t < pm.pieces.size(); ++t) {
@@ -173,6 +207,27 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
     out.occupied = graph.occupancy(out.bounds);
     if (out.occupied.size() != size_t(parts * parts))
       out.occupied.clear(); // not known at these bounds
+  }
+  if (parts > 1 && graph.chunkEdges && edgeValuesSplittable(plan)) {
+    out.chunkEdges = graph.chunkEdges(out.bounds);
+    if (out.chunkEdges.size() != size_t(parts * parts))
+      out.chunkEdges.clear(); // not known at these bounds
+  }
+  if (out.edgesSplit()) {
+    // Chunk order: by destination interval, then source interval.
+    out.chunkBase.assign(size_t(parts * parts), 0);
+    out.edgeFirst.assign(size_t(parts) + 1, 0);
+    int64_t next = 0;
+    for (int64_t j = 0; j < parts; ++j) {
+      out.edgeFirst[size_t(j)] = next;
+      for (int64_t i = 0; i < parts; ++i) {
+        out.chunkBase[size_t(i * parts + j)] = next;
+        next += out.chunkEdges[size_t(i * parts + j)];
+      }
+    }
+    out.edgeFirst[size_t(parts)] = next;
+    if (next != graph.edges) // counts for another graph: keep values whole
+      out.chunkEdges.clear(), out.chunkBase.clear(), out.edgeFirst.clear();
   }
   // Each direction's row counts, asked for when a chunk needs them.
   bool countsAsked[2] = {false, false};
@@ -220,16 +275,19 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
     llvm::raw_string_ostream os(name);
     v.printAsOperand(os, OpPrintingFlags());
     auto d = dyn_cast<DomainType>(v.getType());
-    if (parts == 1 || !d || d.isEdgeDomain()) {
+    if (!out.splitsByInterval(v.getType())) {
       ts.push_back(newTensor(os.str(), bytes, input,
                              {v.getAsOpaquePointer(), -1, nullptr}));
       return ts;
     }
-    int64_t rowBytes = bytes / graph.vertices;
+    const bool edges = d.isEdgeDomain();
+    int64_t rowBytes = bytes / (edges ? graph.edges : graph.vertices);
     for (int64_t j = 0; j < parts; ++j)
-      ts.push_back(newTensor(os.str() + "#" + std::to_string(j),
-                             rowBytes * rowsOf(j), input,
-                             {v.getAsOpaquePointer(), j, nullptr}));
+      ts.push_back(newTensor(
+          os.str() + "#" + std::to_string(j),
+          rowBytes * (edges ? out.edgeFirst[size_t(j) + 1] - out.edgeFirst[size_t(j)]
+                            : rowsOf(j)),
+          input, {v.getAsOpaquePointer(), j, nullptr}));
     return ts;
   };
   auto add = [](std::vector<int> &to, int t) {
@@ -316,6 +374,11 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
       int64_t srcs = groups[0], dsts = groups[1];
       return reversed ? k >= srcs && k < srcs + dsts : k < srcs;
     };
+    // Split edge values: piece j, or reversed the other end's piece i.
+    auto edgeOperand = [&](Value v) {
+      auto d = dyn_cast<DomainType>(v.getType());
+      return twoD && d && d.isEdgeDomain() && out.edgesSplit();
+    };
     // Destination intervals in groups of `group`: per group, each source
     // interval i once, for every j of the group (i's piece is read G times
     // in a row; the group's states stay live across the i loop). A row's
@@ -344,14 +407,16 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
           std::vector<std::pair<int, int64_t>> partial;
           std::vector<int> whole; // pieces read at the rows' side
           for (auto [k, v] : llvm::enumerate(op.getOperands())) {
-            bool other = otherSide(unsigned(k));
+            const bool edge = edgeOperand(v);
+            bool other = edge ? reversed : otherSide(unsigned(k));
             if (other && empty)
               continue;
             int t = piece(v, other ? i : j);
             add(o.reads, t);
             if (t < 0)
               continue;
-            if (!other || tensorsOf(v, false).size() != size_t(parts)) {
+            if (!other || edge ||
+                tensorsOf(v, false).size() != size_t(parts)) {
               whole.push_back(t);
               continue;
             }
@@ -384,8 +449,12 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
             // at the first interval, updated by the others.
             // So does an edge value, whose rows are the in-edges of every
             // interval.
+            // Split, piece j holds the edges into interval j: made at
+            // its first chunk.
             auto d = dyn_cast<DomainType>(r.getType());
-            if ((!d || d.isEdgeDomain()) && (j > 0 || i > 0))
+            if (edgeOperand(r))
+              (i == 0 ? o.writes : o.updates).push_back(t);
+            else if ((!d || d.isEdgeDomain()) && (j > 0 || i > 0))
               add(o.updates, t);
             else if (last)
               o.writes.push_back(t);

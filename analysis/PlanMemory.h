@@ -80,14 +80,22 @@ using ChunkOccupancy =
 using ChunkRowCounts = std::function<std::vector<int64_t>(
     bool reversed, const std::vector<int32_t> &bounds)>;
 
+/// How many edges each 2-D chunk holds, P x P, [i * P + j] (the edges from
+/// interval i into interval j, a model's self loops included). Empty: not
+/// known.
+using ChunkEdgeCounts =
+    std::function<std::vector<int64_t>(const std::vector<int32_t> &bounds)>;
+
 /// What sizes a plan's values: the graph's vertex and edge counts, and
 /// where known which chunks are empty (an empty chunk reads none of its
-/// sources: NGra's selective loading at its limit) and how many rows each
-/// chunk reads (so a chunk may load only those: selective loading).
+/// sources: NGra's selective loading at its limit), how many rows each
+/// chunk reads (so a chunk may load only those: selective loading) and how
+/// many edges each chunk holds (so edge values split by interval).
 struct GraphSize {
   int64_t vertices = 0, edges = 0;
   ChunkOccupancy occupancy;
   ChunkRowCounts rowCounts;
+  ChunkEdgeCounts chunkEdges;
 };
 inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges, {}}; }
 
@@ -133,6 +141,33 @@ struct PlanMemory {
     return problem.tensors[size_t(t)].bytes /
            (bounds[size_t(at.piece) + 1] - bounds[size_t(at.piece)]);
   }
+  /// Edge values split by destination interval (chunk order): with P > 1,
+  /// where the chunks' edge counts are known and every edge value is made
+  /// and read only by propagations and edge maps (over in-edges), piece j
+  /// of an edge value holds the edges into interval j, numbered from
+  /// edgeFirst[j] by source interval, then in the in-edge CSR's order
+  /// (dst, src, id). Chunk (i, j)'s edges are then chunkBase[i * P + j] on;
+  /// a kernel over a chunk reads its edges' numbers as their ids
+  /// (chunked::forEachKernelPart gives them), and a propagation or edge
+  /// map over chunk (i, j) touches piece j, or piece i when reversed (the
+  /// other end's: sources' out-edges into interval i). Empty: edge values
+  /// stay whole, read by edge id.
+  std::vector<int64_t> chunkEdges; // P x P, [i * P + j]
+  std::vector<int64_t> chunkBase;  // P x P, [i * P + j]
+  std::vector<int64_t> edgeFirst;  // P + 1
+  bool edgesSplit() const { return !chunkEdges.empty(); }
+  /// Whether value pieces are per interval (vertex values; edge values
+  /// when split).
+  bool splitsByInterval(mlir::Type type) const {
+    auto d = mlir::dyn_cast<DomainType>(type);
+    return bounds.size() > 2 && d && (!d.isEdgeDomain() || edgesSplit());
+  }
+  /// The first row of piece j of a value of `type` (a vertex or, split, an
+  /// edge value), in the whole value's rows.
+  int64_t firstRow(mlir::Type type, int64_t j) const {
+    auto d = mlir::cast<DomainType>(type);
+    return d.isEdgeDomain() ? edgeFirst[size_t(j)] : bounds[size_t(j)];
+  }
   /// How many of the P x P chunks are empty.
   int64_t emptyChunks() const {
     return int64_t(std::count(occupied.begin(), occupied.end(), 0));
@@ -141,6 +176,12 @@ struct PlanMemory {
 
 /// The problem's tensors by (value, piece) and by (propagation, piece) for
 /// running states.
+/// Whether a plan's edge values may be split by destination interval
+/// (PlanMemory::chunkEdges): every one is made by an edge map over
+/// in-edges (or is a graph input) and read only by propagations and such
+/// edge maps, whose chunks say which edges they touch.
+bool edgeValuesSplittable(ModelOp plan);
+
 struct PieceIndex {
   std::map<std::pair<void *, int64_t>, int> values;
   std::map<std::pair<mlir::Operation *, int64_t>, int> states;

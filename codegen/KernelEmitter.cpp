@@ -698,6 +698,15 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     argTypes.push_back(flatBuffer(elementTypeOf(v)));
   for (Value r : resultValues)
     argTypes.push_back(flatBuffer(elementTypeOf(r)));
+  // Dropout in the edge body keys its masks by the edge's id in the graph:
+  // given apart from the ids edge values are indexed by (the last
+  // argument, `saga.edge_keys`), since a chunked run that splits edge
+  // values by interval indexes them by their number in chunk order.
+  bool edgeKeys = false;
+  if (overEdges)
+    region.walk([&](DropoutOp) { edgeKeys = true; });
+  if (edgeKeys)
+    argTypes.push_back(flatBuffer(tb.getI32Type()));
 
   Location loc = op->getLoc();
   auto func = func::FuncOp::create(moduleBuilder, loc, name,
@@ -727,6 +736,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
                   tb.getDenseI64ArrayAttr({int64_t(numSrcs), int64_t(numDsts),
                                            int64_t(numEdges)}));
   }
+  if (edgeKeys)
+    func->setAttr("saga.edge_keys", tb.getUnitAttr());
   Block *entry = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockEnd(entry);
   auto ret = func::ReturnOp::create(b, loc);
@@ -757,6 +768,7 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
     operandBufs.push_back(entry->getArgument(argIndex++));
   for (size_t i = 0; i < resultValues.size(); ++i)
     resultBufs.push_back(entry->getArgument(argIndex++));
+  Value keys = edgeKeys ? entry->getArgument(argIndex++) : Value();
   // Per result: whether it is large enough to be written with streaming
   // stores (Emitter::copyOut), decided at run time from the buffer's size.
   SmallVector<Value> streaming;
@@ -919,7 +931,11 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
       Value eid = arith::IndexCastOp::create(
           b, loc, indexType,
           memref::LoadOp::create(b, loc, edgeIds, ValueRange{pos}));
-      e.row = eid;
+      e.row = keys ? arith::IndexCastOp::create(
+                         b, loc, indexType,
+                         memref::LoadOp::create(b, loc, keys, ValueRange{pos}))
+                         .getResult()
+                   : eid;
       llvm::scope_exit restoreRow([&] { e.row = v; });
       fn(u, eid);
     });

@@ -627,6 +627,21 @@ LogicalResult ScheduleOp::verify() {
       previous = c;
     }
   }
+  if (auto edges = getChunkEdges()) {
+    if (int64_t(edges->size()) != parts * parts)
+      return emitOpError() << "chunk_edges must hold P x P = " << parts * parts
+                           << " counts (found " << edges->size() << ")";
+    int64_t total = 0;
+    for (int64_t n : *edges) {
+      if (n < 0)
+        return emitOpError() << "chunk_edges must not be negative (found "
+                             << n << ")";
+      total += n;
+    }
+    if (total != int64_t(getEdges()))
+      return emitOpError() << "chunk_edges add up to " << total
+                           << " edges, not the graph's " << getEdges();
+  }
   int64_t next = 0;
   for (Operation &op : getBody().front()) {
     if (auto step = dyn_cast<StepOp>(op)) {

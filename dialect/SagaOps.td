@@ -686,6 +686,13 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
     for them (NGra's selective loading where a chunk reads no sources), and
     a propagation's empty chunk between its first and last is not launched.
 
+    `chunk_edges`, when present, holds every 2-D chunk's edge count (at
+    i * P + j) and says the model's edge values are split by destination
+    interval: piece j of an edge value holds the edges into interval j, in
+    chunk order (by source interval, then as the in-edge CSR orders them),
+    so a propagation or edge map over chunk (i, j) reads and writes piece j
+    (reversed, piece i: the other end's, streamed like a source piece).
+
     `selective`, when present, says the plan was made knowing how many rows
     each chunk reads at its other end, so it could load only those.
 
@@ -710,7 +717,8 @@ def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,
                        DenseI32ArrayAttr:$intervals, StrAttr:$method,
                        I64Attr:$moved,
                        OptionalAttr<DenseI32ArrayAttr>:$empty_chunks,
-                       UnitAttr:$selective, UnitAttr:$op_major);
+                       UnitAttr:$selective, UnitAttr:$op_major,
+                       OptionalAttr<DenseI64ArrayAttr>:$chunk_edges);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = "attr-dict-with-keyword $body";
   let hasVerifier = 1;

@@ -232,9 +232,16 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
     group of a propagation heading them; `op-major` runs each op over every
     interval before the next (the schedule says `op_major`).
 
+    Edge values (made and read only by propagations and edge maps) are
+    split by destination interval, each chunk's edges estimated as the
+    share of its rows (the executors count them; the schedule's
+    `chunk_edges`); `whole-edges` keeps them whole.
+
     A budget below one step's working set is an error saying what it needs.
   }];
   let options = [
+    Option<"wholeEdges", "whole-edges", "bool", /*default=*/"false",
+           "Keep edge values whole instead of split by interval">,
     Option<"opMajor", "op-major", "bool", /*default=*/"false",
            "Run each op over every interval before the next">,
     Option<"budget", "budget", "int64_t", /*default=*/"0",

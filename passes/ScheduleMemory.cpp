@@ -8,6 +8,8 @@
 #include "analysis/ChunkPlan.h"
 #include "passes/Passes.h"
 
+#include <algorithm>
+
 namespace saga {
 #define GEN_PASS_DEF_SAGASCHEDULEMEMORY
 #include "passes/Passes.h.inc"
@@ -17,6 +19,44 @@ using namespace mlir;
 using namespace saga;
 
 namespace {
+/// Each chunk's edges without the graph: the graph's edges in proportion
+/// to the chunk's rows (sources times destinations), none in an empty
+/// chunk, the remainders to the largest shares so that they add up.
+std::vector<int64_t> estimatedChunkEdges(const GraphSize &size,
+                                         const std::vector<int32_t> &bounds) {
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  std::vector<uint8_t> occupied =
+      size.occupancy ? size.occupancy(bounds) : std::vector<uint8_t>();
+  std::vector<double> share(size_t(parts * parts), 0.0);
+  double total = 0;
+  for (int64_t i = 0; i < parts; ++i)
+    for (int64_t j = 0; j < parts; ++j) {
+      size_t c = size_t(i * parts + j);
+      if (occupied.size() == share.size() && !occupied[c])
+        continue;
+      share[c] = double(bounds[size_t(i) + 1] - bounds[size_t(i)]) *
+                 double(bounds[size_t(j) + 1] - bounds[size_t(j)]);
+      total += share[c];
+    }
+  std::vector<int64_t> counts(share.size(), 0);
+  if (total <= 0)
+    return counts;
+  int64_t given = 0;
+  std::vector<std::pair<double, size_t>> remainders;
+  for (size_t c = 0; c < share.size(); ++c) {
+    double exact = double(size.edges) * share[c] / total;
+    counts[c] = int64_t(exact);
+    given += counts[c];
+    if (share[c] > 0)
+      remainders.push_back({exact - double(counts[c]), c});
+  }
+  std::stable_sort(remainders.begin(), remainders.end(),
+                   [](auto &a, auto &b) { return a.first > b.first; });
+  for (size_t k = 0; given < size.edges && !remainders.empty(); ++k, ++given)
+    ++counts[remainders[k % remainders.size()].second];
+  return counts;
+}
+
 struct ScheduleMemory
     : public saga::impl::SagaScheduleMemoryBase<ScheduleMemory> {
   using SagaScheduleMemoryBase::SagaScheduleMemoryBase;
@@ -67,6 +107,10 @@ struct ScheduleMemory
           return occupied;
         };
       }
+      if (!wholeEdges)
+        size.chunkEdges = [size](const std::vector<int32_t> &bounds) {
+          return estimatedChunkEdges(size, bounds);
+        };
       auto plan = planChunked(model, size, budget, intervals, /*group=*/0,
                               /*interleave=*/!opMajor);
       if (!plan) {

@@ -216,14 +216,16 @@ void ChunkedRun::forLossRows(
 
 char *ChunkedRun::addr(Value v, int64_t j, Resident &r) {
   auto d = dyn_cast<DomainType>(v.getType());
-  bool split = parts > 1 && d && !d.isEdgeDomain();
+  bool split = pm.splitsByInterval(v.getType());
   auto it = tensorOf.find({v.getAsOpaquePointer(), split ? j : -1});
   if (it != tensorOf.end()) {
     char *data = static_cast<char *>(r.at(it->second).data);
     if (!split)
       return data;
-    int64_t rowBytes = elementsOf(v.getType(), g) / g.numVertices * 4;
-    return data - lo(j) * rowBytes;
+    // Indexed by the whole value's row (an edge's number in chunk order).
+    int64_t rowBytes = elementsOf(v.getType(), g) /
+                       (d.isEdgeDomain() ? g.numEdges : g.numVertices) * 4;
+    return data - pm.firstRow(v.getType(), j) * rowBytes;
   }
   if (const Tensor *t = external(v))
     return static_cast<char *>(const_cast<void *>(
@@ -293,18 +295,14 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   // An empty chunk's other-end rows are not resident (the plan loads none).
   const bool empty = chunked && pm.chunkEmpty(i, j, reversed);
   for (auto [k, v] : llvm::enumerate(op.getOperands())) {
-    bool other = false;
-    if (chunked && groups) {
-      int64_t srcs = groups[0], dsts = groups[1];
-      other = reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
-                       : int64_t(k) < srcs;
-    }
+    bool other = chunked && chunked::atOtherEnd(pm, groups, reversed, k, v);
     buffers.push_back(flat(other && empty ? nullptr : addr(v, other ? i : j, r),
                            elementsOf(v.getType(), g)));
   }
   // A propagation writes its results at its last call only (before, their
   // rows are not resident: the kernel only reads their size).
   const bool writesEver = !chunked || !op.getPropagate() || i + 1 == parts;
+  const bool edgeKeys = overEdges && fn->hasAttr("saga.edge_keys");
   const size_t resultsAt = buffers.size();
   for (Value res : op.getResults())
     buffers.push_back(flat(writesEver ? addr(res, j, r) : nullptr,
@@ -313,9 +311,9 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
       window(!overEdges ? mapBlocks : reversed ? outBlocks : inBlocks, j);
   // One kernel call over the rows of interval j, with `csr` in front.
   FirstError failures; // a device's launch error, from any task
-  auto run = [&](std::vector<FlatMemRef> all, int64_t phase) {
+  // `shift`: the buffers in front of `buffers` (a chunk's CSR).
+  auto run = [&](std::vector<FlatMemRef> all, int64_t phase, size_t shift) {
     std::vector<KernelArg> args;
-    const size_t shift = all.size() - buffers.size();
     for (size_t b = 0; b < all.size(); ++b) {
       if (phaseAt != size_t(-1) && b == phaseAt + shift)
         args.push_back(KernelArg::i64(phase));
@@ -335,7 +333,7 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
     return llvm::Error::success();
   };
   if (!overEdges) {
-    run(buffers, kPhaseWhole);
+    run(buffers, kPhaseWhole, 0);
     return launchFailure();
   }
   // The chunk, in one or more parts (a file's skewed chunk in bounded
@@ -344,7 +342,7 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   // only call that writes its results.
   llvm::Error e = chunked::forEachKernelPart(
       ctx, pm.bounds, reversed,
-      {op.getPropagate(), chunked, empty, i, j, parts, lo(j), hi(j)},
+      {op.getPropagate(), chunked, empty, i, j, parts, lo(j), hi(j), &pm},
       [&](const ChunkView &view, int64_t phase, bool writes) -> llvm::Error {
         std::vector<FlatMemRef> all{
             flat(const_cast<int64_t *>(view.offsets), int64_t(g.numVertices) + 1),
@@ -354,7 +352,9 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
         if (!writes)
           for (size_t b = resultsAt; b < buffers.size(); ++b)
             all[3 + b].allocated = all[3 + b].aligned = nullptr;
-        run(std::move(all), phase);
+        if (edgeKeys) // dropout over edges: masks keyed by the graph's ids
+          all.push_back(flat(const_cast<int32_t *>(view.edgeKeys()), view.numEdges));
+        run(std::move(all), phase, 3);
         return failures.failed() ? llvm::createStringError("a launch failed")
                                  : llvm::Error::success();
       });
@@ -736,6 +736,28 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
     return std::vector<int32_t>(s.getIntervals().begin(),
                                 s.getIntervals().end());
   };
+  // Edge values split by interval need each chunk's edge count and, for an
+  // edge input (the caller's rows in edge id order), the graph's edges in
+  // memory to place its rows in chunk order.
+  const bool edgeInputs = llvm::any_of(
+      model.getBody().front().getArgumentTypes(), [](Type t) {
+        auto d = dyn_cast<DomainType>(t);
+        return d && d.isEdgeDomain();
+      });
+  if (source && (!edgeInputs || int64_t(g.inSources.size()) == g.numEdges))
+    size.chunkEdges = [source](const std::vector<int32_t> &bounds) {
+      return source->chunkEdgeCounts(bounds);
+    };
+  // A schedule that splits edge values with other counts (or does not
+  // where it could) is not this graph's.
+  auto sameEdges = [&, splittable = edgeValuesSplittable(model)](ScheduleOp s) {
+    std::vector<int64_t> want;
+    if (size.chunkEdges && splittable && s.getIntervals().size() > 2)
+      want = size.chunkEdges(boundsOf(s));
+    auto have = s.getChunkEdges();
+    return have ? ArrayRef<int64_t>(*have) == ArrayRef<int64_t>(want)
+                : want.empty();
+  };
   // A schedule made with (or without) the chunks' row counts is reused
   // only where they are (or are not) known, and the same.
   auto sameRows = [&](ScheduleOp s) {
@@ -752,6 +774,7 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
        int64_t(schedule.getIntervals().size()) - 1 != options.intervals) ||
       (options.group > 0 && int64_t(schedule.getGroup()) != options.group) ||
       !sameEmptyChunks(schedule) || !sameRows(schedule) ||
+      !sameEdges(schedule) ||
       schedule.getOpMajor() == options.interleave) {
     auto made = planChunked(model, size, options.budget, options.intervals,
                             options.group, options.interleave);
@@ -829,12 +852,31 @@ void chunked::noteReadAhead(const ChunkReadAhead *ahead, ChunkedStats *stats) {
   stats->chunkStallSeconds = c.stallSeconds;
 }
 
+bool chunked::atOtherEnd(const PlanMemory &pm, DenseI64ArrayAttr groups,
+                         bool reversed, size_t k, Value v) {
+  if (auto d = dyn_cast<DomainType>(v.getType());
+      d && d.isEdgeDomain() && pm.edgesSplit())
+    return reversed; // piece i: the edges into the other end's interval
+  if (!groups)
+    return false;
+  int64_t srcs = groups[0], dsts = groups[1];
+  return reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
+                  : int64_t(k) < srcs;
+}
+
 llvm::Error chunked::forEachKernelPart(
     const ExecutionContext &ctx, const std::vector<int32_t> &bounds,
     bool reversed, const ChunkCall &c,
     const std::function<llvm::Error(const ChunkView &, int64_t, bool)> &fn) {
   int64_t part = 0;
-  return chunkSourceOf(ctx)->forEachPart(
+  // Split edge values: the kernels read each edge's number in chunk order
+  // as its id. Chunk (i, j) holds the in-chunk's edges: (i, j), or
+  // reversed (j, i).
+  const PlanMemory *pm =
+      c.split && c.numbering && c.numbering->edgesSplit() ? c.numbering : nullptr;
+  const size_t inChunk = size_t(reversed ? c.j * c.parts + c.i : c.i * c.parts + c.j);
+  int64_t done = 0; // the chunk's edges in earlier parts
+  llvm::Error e = chunkSourceOf(ctx)->forEachPart(
       reversed, bounds, c.split ? c.i : 0, c.split ? c.j : 0,
       [&](const ChunkView &view, bool lastPart) -> llvm::Error {
         if (c.propagate && !c.split && !(part == 0 && lastPart))
@@ -854,8 +896,36 @@ llvm::Error chunked::forEachKernelPart(
         ++part;
         if (c.empty && c.propagate && c.i > 0 && c.i + 1 < c.parts)
           return llvm::Error::success();
-        return fn(view, phase, writes);
+        if (!pm)
+          return fn(view, phase, writes);
+        const int64_t n = view.offsets[c.hi] - view.offsets[c.lo];
+        if (done + n > pm->chunkEdges[inChunk])
+          return llvm::createStringError(
+              "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
+              "] holds more edges than the schedule's " +
+              std::to_string(pm->chunkEdges[inChunk]));
+        auto numbers = std::shared_ptr<int32_t[]>(
+            new int32_t[size_t(std::max<int64_t>(view.numEdges, 1))]);
+        numberInChunkOrder(view, reversed, c.lo, c.hi, bounds[size_t(c.i)],
+                           bounds[size_t(c.i) + 1],
+                           pm->chunkBase[inChunk] + done, numbers.get());
+        done += n;
+        ChunkView numbered = view;
+        numbered.edgeIds = numbers.get();
+        numbered.keys = view.edgeKeys();
+        numbered.hold = std::make_shared<
+            std::pair<std::shared_ptr<const void>, std::shared_ptr<int32_t[]>>>(
+            view.hold, numbers);
+        return fn(numbered, phase, writes);
       });
+  if (e)
+    return e;
+  if (pm && done != pm->chunkEdges[inChunk])
+    return llvm::createStringError(
+        "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
+        "] holds " + std::to_string(done) + " edges, the schedule's " +
+        std::to_string(pm->chunkEdges[inChunk]));
+  return llvm::Error::success();
 }
 
 bool chunked::finishesRows(const PlanMemory &pm, int k, int64_t parts) {
@@ -904,6 +974,48 @@ const Tensor *chunked::external(ModelOp model, const ExecutionContext &ctx,
   return nullptr;
 }
 
+namespace {
+/// Piece j of a split edge input (PlanMemory::chunkEdges): the caller's
+/// rows (in edge id order) of the edges into interval j, in chunk order.
+llvm::Expected<int64_t> readEdgePiece(const PlanMemory &pm, const Graph &g,
+                                      const Tensor &ext, Value v,
+                                      const std::string &name, int64_t j,
+                                      void *to, int64_t bytes,
+                                      const RowSelection *rows) {
+  if (ext.numElements() != elementsOf(v.getType(), g))
+    return llvm::createStringError(
+        "input " + name + " has shape " + ext.describe() + ", the model needs " +
+        Tensor::describe(shapeOf(v.getType(), g.numEdges), dtypeOf(v.getType())));
+  const int64_t parts = int64_t(pm.bounds.size()) - 1;
+  const int64_t edges = pm.edgeFirst[size_t(j) + 1] - pm.edgeFirst[size_t(j)];
+  if (rows || int64_t(g.inSources.size()) != g.numEdges || edges <= 0 ||
+      bytes % edges != 0)
+    return llvm::createStringError(
+        "input " + name + ": its piece " + std::to_string(j) +
+        " cannot be placed in chunk order (" +
+        (rows ? "a partial load" : "the graph's edges are not in memory") + ")");
+  const int64_t rowBytes = bytes / edges;
+  // Per source interval: where its chunk's next edge goes in the piece.
+  std::vector<int64_t> at(static_cast<size_t>(parts));
+  for (int64_t i = 0; i < parts; ++i)
+    at[size_t(i)] = pm.chunkBase[size_t(i * parts + j)] - pm.edgeFirst[size_t(j)];
+  const char *from = reinterpret_cast<const char *>(ext.f32());
+  char *into = static_cast<char *>(to);
+  for (int32_t u = pm.bounds[size_t(j)]; u < pm.bounds[size_t(j) + 1]; ++u) {
+    int64_t i = 0; // each row's sources ascend
+    for (int64_t e = g.inOffsets[size_t(u)]; e < g.inOffsets[size_t(u) + 1];
+         ++e) {
+      while (g.inSources[size_t(e)] >= pm.bounds[size_t(i) + 1])
+        ++i;
+      std::memcpy(into + at[size_t(i)]++ * rowBytes,
+                  from + int64_t(g.inEdgeIds[size_t(e)]) * rowBytes,
+                  size_t(rowBytes));
+    }
+  }
+  return bytes;
+}
+} // namespace
+
 llvm::Expected<int64_t> chunked::readInput(ModelOp model,
                                            const ExecutionContext &ctx,
                                            const PlanMemory &pm, int t,
@@ -919,6 +1031,10 @@ llvm::Expected<int64_t> chunked::readInput(ModelOp model,
   Value v = Value::getFromOpaquePointer(p.value);
   const int64_t first = p.piece >= 0 ? lo(p.piece) : 0;
   const int64_t count = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
+  auto d = dyn_cast<DomainType>(v.getType());
+  if (const Tensor *ext = external(model, ctx, v);
+      ext && d && d.isEdgeDomain() && p.piece >= 0)
+    return readEdgePiece(pm, g, *ext, v, name, p.piece, to, bytes, rows);
   if (const Tensor *ext = external(model, ctx, v)) {
     if (ext->numElements() != elementsOf(v.getType(), g))
       return llvm::createStringError(

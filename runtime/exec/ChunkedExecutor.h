@@ -155,11 +155,23 @@ std::unique_ptr<ChunkReadAhead> readAhead(ModelOp model, ExecutionContext &ctx,
 struct ChunkCall {
   bool propagate, split, empty; // split: over 2-D chunks; empty: so listed
   int64_t i, j, parts, lo, hi;
+  /// The plan, whose split edge values (PlanMemory::edgesSplit) have the
+  /// kernels read each edge's number in chunk order as its id; null: the
+  /// source's edge ids.
+  const PlanMemory *numbering = nullptr;
 };
+/// Whether operand k of a launch over a 2-D chunk (i, j) is read at the
+/// other end's interval i (sources, or targets when reversed; a split edge
+/// value when reversed), else at the rows' interval j.
+bool atOtherEnd(const PlanMemory &pm, mlir::DenseI64ArrayAttr groups,
+                bool reversed, size_t k, mlir::Value v);
 /// The kernel calls over chunk (i, j) from ctx's chunk source, one per
 /// part: fn(part, phase, writes) with the propagation phase (resume after
 /// the first part of the first chunk, finish at the last part of the last
-/// one; kPhaseWhole for edge maps and unsplit runs) and whether the call
+/// one; kPhaseWhole for edge maps and unsplit runs; with c.numbering's
+/// split edge values, the parts' edge ids are the edges' numbers in chunk
+/// order, and a chunk whose edges are not the schedule's count is an
+/// error) and whether the call
 /// writes the results (only a propagation's finishing call does). Each
 /// part is checked against the schedule (a propagation over one interval
 /// needs its chunk whole; a chunk listed as empty holds no edge), and an

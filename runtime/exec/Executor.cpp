@@ -367,6 +367,11 @@ llvm::Error Run::launch(LaunchOp op) {
       t = allocate(r);
     buffers.push_back(kernelBuffer(t->data(), t->numElements(), r.getType()));
   }
+  // Dropout over edges keys its masks by the edge ids (saga.edge_keys):
+  // the same ids, last.
+  const bool edgeKeys = overEdges && kernelFn && kernelFn->hasAttr("saga.edge_keys");
+  if (edgeKeys)
+    buffers.push_back(buffers[2]);
   const std::vector<int64_t> &blocks =
       blocksOf(op, !overEdges ? kMapBlocks : reversed ? kOutBlocks : kInBlocks);
   int64_t phase = kPhaseWhole;
@@ -465,6 +470,8 @@ llvm::Error Run::launch(LaunchOp op) {
       const EdgeChunks::Chunk &chunk = chunks->chunks[c];
       auto view = csr(chunk.offsets, chunk.others, chunk.edgeIds);
       std::copy(view.begin(), view.end(), buffers.begin());
+      if (edgeKeys)
+        buffers.back() = view[2];
       phase = (c > 0 ? kPhaseResume : 0) |
               (c + 1 == chunks->numChunks() ? kPhaseFinish : 0);
       runRanges(rangesOf(blocks));

@@ -128,6 +128,40 @@ const EdgeChunks &EdgeChunkCache::get(bool reversed,
   return *slot;
 }
 
+void saga::numberInChunkOrder(const ChunkView &view, bool reversed,
+                              int64_t rowLo, int64_t rowHi, int32_t otherLo,
+                              int32_t otherHi, int64_t first,
+                              int32_t *numbers) {
+  const int64_t begin = view.offsets[rowLo], end = view.offsets[rowHi];
+  if (!reversed) {
+    for (int64_t p = begin; p < end; ++p)
+      numbers[p] = int32_t(first + (p - begin));
+    return;
+  }
+  const int64_t n = end - begin, width = int64_t(otherHi) - otherLo;
+  if (n * 4 < width) {
+    // Few edges for the interval: sort their places by destination.
+    std::vector<int64_t> order(static_cast<size_t>(n));
+    for (int64_t k = 0; k < n; ++k)
+      order[size_t(k)] = begin + k;
+    std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+      return view.others[a] < view.others[b];
+    });
+    for (int64_t r = 0; r < n; ++r)
+      numbers[order[size_t(r)]] = int32_t(first + r);
+    return;
+  }
+  // A counting sort's cursors, one per destination.
+  thread_local std::vector<int64_t> at;
+  at.assign(size_t(width) + 1, 0);
+  for (int64_t p = begin; p < end; ++p)
+    ++at[size_t(view.others[p] - otherLo) + 1];
+  for (size_t r = 1; r < at.size(); ++r)
+    at[r] += at[r - 1];
+  for (int64_t p = begin; p < end; ++p)
+    numbers[p] = int32_t(first + at[size_t(view.others[p] - otherLo)]++);
+}
+
 ChunkSource::~ChunkSource() = default;
 
 std::vector<uint8_t> ChunkSource::occupancy(const std::vector<int32_t> &) {
@@ -204,13 +238,17 @@ EdgeChunkCache::chunkRowCounts(bool reversed,
   return counts;
 }
 
-std::vector<uint8_t>
-EdgeChunkCache::occupancy(const std::vector<int32_t> &bounds) {
+std::vector<int64_t> ChunkSource::chunkEdgeCounts(const std::vector<int32_t> &) {
+  return {};
+}
+
+std::vector<int64_t>
+EdgeChunkCache::chunkEdgeCounts(const std::vector<int32_t> &bounds) {
   const int64_t parts = int64_t(bounds.size()) - 1;
   if (parts < 1 || bounds.back() != graph.numVertices ||
       int64_t(graph.inSources.size()) != graph.numEdges)
     return {};
-  std::vector<uint8_t> occupied(size_t(parts * parts), 0);
+  std::vector<int64_t> counts(size_t(parts * parts), 0);
   // Each row's sources are sorted: walk the intervals along them.
   for (int64_t j = 0; j < parts; ++j)
     for (int32_t v = bounds[size_t(j)]; v < bounds[size_t(j) + 1]; ++v) {
@@ -219,9 +257,18 @@ EdgeChunkCache::occupancy(const std::vector<int32_t> &bounds) {
            e < graph.inOffsets[size_t(v) + 1]; ++e) {
         while (graph.inSources[size_t(e)] >= bounds[size_t(i) + 1])
           ++i;
-        occupied[size_t(i * parts + j)] = 1;
+        ++counts[size_t(i * parts + j)];
       }
     }
+  return counts;
+}
+
+std::vector<uint8_t>
+EdgeChunkCache::occupancy(const std::vector<int32_t> &bounds) {
+  std::vector<int64_t> counts = chunkEdgeCounts(bounds);
+  std::vector<uint8_t> occupied(counts.size());
+  for (size_t c = 0; c < counts.size(); ++c)
+    occupied[c] = counts[c] > 0;
   return occupied;
 }
 

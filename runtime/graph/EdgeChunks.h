@@ -77,7 +77,24 @@ struct ChunkView {
   const int32_t *edgeIds = nullptr;
   int64_t numEdges = 0;
   std::shared_ptr<const void> hold;
+  /// The edges' ids in the graph where edgeIds holds other numbers (chunk
+  /// order: chunked::forEachKernelPart); null: edgeIds. Dropout over edges
+  /// keys its masks by them.
+  const int32_t *keys = nullptr;
+  const int32_t *edgeKeys() const { return keys ? keys : edgeIds; }
 };
+
+/// Chunk order (PlanMemory::chunkEdges): a chunk's edges numbered from
+/// `first` as the in-edge CSR orders them (destination, source, id). For a
+/// view of in-edges (rows: destinations in [rowLo, rowHi)) that is the
+/// view's own order; for out-edges (`reversed`: rows are sources, the
+/// other ends destinations in [otherLo, otherHi)) each edge's rank by
+/// destination, a destination's edges keeping the view's order (by
+/// source, then id). `numbers` is indexed like view.edgeIds: positions
+/// view.offsets[rowLo] .. view.offsets[rowHi] are set.
+void numberInChunkOrder(const ChunkView &view, bool reversed, int64_t rowLo,
+                        int64_t rowHi, int32_t otherLo, int32_t otherHi,
+                        int64_t first, int32_t *numbers);
 
 /// A chunk reading at most 1/kFewRows of its source interval's rows may
 /// load only those (NGra: "few distinct sources"): the planner's partial
@@ -118,6 +135,11 @@ public:
   /// Their counts for every chunk: P x P, [i * P + j]; empty when not known.
   virtual std::vector<int64_t> chunkRowCounts(bool reversed,
                                               const std::vector<int32_t> &bounds);
+  /// How many edges each chunk over `bounds` holds: P x P, [i * P + j] for
+  /// the in-edges of interval j's rows from sources in interval i (a
+  /// model's self loops included); empty when not known (then edge values
+  /// stay whole: PlanMemory::chunkEdges).
+  virtual std::vector<int64_t> chunkEdgeCounts(const std::vector<int32_t> &bounds);
   /// Whether chunks come from storage (a file), worth reading ahead of the
   /// kernels on another thread (runtime/memory/ChunkReadAhead.h).
   virtual bool fromStorage() const { return false; }
@@ -134,6 +156,8 @@ public:
                           int64_t i, int64_t j, const PartFn &fn) override;
   /// From the graph's in-CSR (one pass over its edges).
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
+  /// From the graph's in-CSR (one pass over its edges).
+  std::vector<int64_t> chunkEdgeCounts(const std::vector<int32_t> &bounds) override;
   /// From the chunk index at these bounds (one pass over its edges, kept).
   llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
   chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,

@@ -850,6 +850,20 @@ GraphFileChunks::occupancy(const std::vector<int32_t> &bounds) {
 }
 
 std::vector<int64_t>
+GraphFileChunks::chunkEdgeCounts(const std::vector<int32_t> &bounds) {
+  if (bounds != file.bounds())
+    return {};
+  const int64_t parts = int64_t(bounds.size()) - 1;
+  std::vector<int64_t> counts(size_t(parts * parts));
+  for (int64_t i = 0; i < parts; ++i)
+    for (int64_t j = 0; j < parts; ++j)
+      counts[size_t(i * parts + j)] =
+          file.chunkEdgeCount(i, j) +
+          (selfLoops && i == j ? bounds[size_t(i) + 1] - bounds[size_t(i)] : 0);
+  return counts;
+}
+
+std::vector<int64_t>
 GraphFileChunks::chunkRowCounts(bool reversed,
                                 const std::vector<int32_t> &bounds) {
   const int64_t parts = int64_t(bounds.size()) - 1;

@@ -199,6 +199,9 @@ public:
   /// From the chunk index (at the file's intervals; with self loops the
   /// diagonal is never empty).
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
+  /// From the chunk index (at the file's intervals; with self loops the
+  /// diagonal chunks hold one more edge per row).
+  std::vector<int64_t> chunkEdgeCounts(const std::vector<int32_t> &bounds) override;
   /// From the file's chunk row table (version 2, at the file's intervals).
   std::vector<int64_t> chunkRowCounts(bool reversed,
                                       const std::vector<int32_t> &bounds) override;

@@ -50,6 +50,10 @@ public:
   std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override {
     return inner.occupancy(bounds);
   }
+  std::vector<int64_t>
+  chunkEdgeCounts(const std::vector<int32_t> &bounds) override {
+    return inner.chunkEdgeCounts(bounds);
+  }
   llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
   chunkRows(bool reversed, const std::vector<int32_t> &bounds, int64_t i,
             int64_t j) override {

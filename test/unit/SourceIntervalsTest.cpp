@@ -61,6 +61,75 @@ TEST(EdgeChunks, SplitKeepsEveryEdgeInOrder) {
   }
 }
 
+// Chunk order (PlanMemory::chunkEdges): numbering each chunk's edges from
+// its in-edge view and from its out-edge view gives every edge the same
+// number, the edges into interval j take [first_j, first_{j+1}) once each,
+// and chunk (i, j)'s edges run from its base in the in-edge CSR's order.
+TEST(EdgeChunks, ChunkOrderIsTheSameFromBothEnds) {
+  for (const char *name : {"hub", "islands"}) {
+    const Graph &g = graphFor(name, true);
+    EdgeChunkCache cache(g);
+    for (int64_t parts : {2, 3, 7}) {
+      SCOPED_TRACE(std::string(name) + ", " + std::to_string(parts) + " intervals");
+      std::vector<int32_t> bounds = EdgeChunks::equalIntervals(g.numVertices, parts);
+      std::vector<int64_t> counts = cache.chunkEdgeCounts(bounds);
+      ASSERT_EQ(counts.size(), size_t(parts * parts));
+      // Chunk bases: by destination interval, then source interval.
+      std::vector<int64_t> base(counts.size()), first(size_t(parts) + 1);
+      int64_t next = 0;
+      for (int64_t j = 0; j < parts; ++j) {
+        first[size_t(j)] = next;
+        for (int64_t i = 0; i < parts; ++i) {
+          base[size_t(i * parts + j)] = next;
+          next += counts[size_t(i * parts + j)];
+        }
+      }
+      first[size_t(parts)] = next;
+      ASSERT_EQ(next, g.numEdges);
+      std::vector<int64_t> byId[2];
+      for (bool reversed : {false, true}) {
+        std::vector<int64_t> &numberOf = byId[reversed];
+        numberOf.assign(size_t(g.numEdges), -1);
+        for (int64_t i = 0; i < parts; ++i)
+          for (int64_t j = 0; j < parts; ++j) {
+            const int64_t inChunk = reversed ? j * parts + i : i * parts + j;
+            llvm::Error e = cache.forEachPart(
+                reversed, bounds, i, j, [&](const ChunkView &view, bool) {
+                  std::vector<int32_t> numbers(size_t(view.numEdges) + 1, -1);
+                  numberInChunkOrder(view, reversed, bounds[size_t(j)],
+                                     bounds[size_t(j) + 1], bounds[size_t(i)],
+                                     bounds[size_t(i) + 1],
+                                     base[size_t(inChunk)], numbers.data());
+                  for (int64_t p = view.offsets[bounds[size_t(j)]];
+                       p < view.offsets[bounds[size_t(j) + 1]]; ++p) {
+                    int32_t id = view.edgeIds[p];
+                    EXPECT_EQ(numberOf[size_t(id)], -1) << "edge " << id;
+                    numberOf[size_t(id)] = numbers[size_t(p)];
+                    EXPECT_GE(numbers[size_t(p)], base[size_t(inChunk)]);
+                    EXPECT_LT(numbers[size_t(p)],
+                              base[size_t(inChunk)] + counts[size_t(inChunk)]);
+                  }
+                  return llvm::Error::success();
+                });
+            ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+          }
+      }
+      EXPECT_EQ(byId[0], byId[1]);
+      // In-edge CSR order within each destination interval's chunks.
+      for (int64_t j = 0; j < parts; ++j) {
+        std::vector<int64_t> seen;
+        for (int32_t v = bounds[size_t(j)]; v < bounds[size_t(j) + 1]; ++v)
+          for (int64_t e = g.inOffsets[size_t(v)]; e < g.inOffsets[size_t(v) + 1]; ++e)
+            seen.push_back(byId[0][size_t(g.inEdgeIds[size_t(e)])]);
+        std::vector<int64_t> sorted = seen;
+        std::sort(sorted.begin(), sorted.end());
+        for (size_t k = 0; k < sorted.size(); ++k)
+          ASSERT_EQ(sorted[k], first[size_t(j)] + int64_t(k));
+      }
+    }
+  }
+}
+
 TEST(EdgeChunks, IntervalsCoverTheVertices) {
   EXPECT_EQ(EdgeChunks::equalIntervals(10, 3),
             (std::vector<int32_t>{0, 3, 6, 10}));

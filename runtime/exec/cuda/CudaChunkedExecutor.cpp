@@ -182,7 +182,9 @@ private:
     return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
   }
   int64_t width(Value v) const {
-    return g.numVertices ? elementsOf(v.getType(), g) / g.numVertices : 0;
+    auto d = dyn_cast<DomainType>(v.getType());
+    int64_t rows = d && d.isEdgeDomain() ? g.numEdges : g.numVertices;
+    return rows ? elementsOf(v.getType(), g) / rows : 0;
   }
   /// Row 0 of `v` as seen from interval j on the device (a piece's base
   /// shifted back by its first row), or the whole value.
@@ -232,11 +234,12 @@ llvm::Expected<CUdeviceptr> CudaChunkedRun::scratch(int64_t bytes,
 llvm::Expected<CUdeviceptr> CudaChunkedRun::addr(Value v, int64_t j,
                                                  Resident &r) {
   auto d = dyn_cast<DomainType>(v.getType());
-  bool split = parts > 1 && d && !d.isEdgeDomain();
+  bool split = pm.splitsByInterval(v.getType());
   auto it = tensorOf.find({v.getAsOpaquePointer(), split ? j : -1});
   if (it != tensorOf.end()) {
     CUdeviceptr data = CUdeviceptr(uintptr_t(r.at(it->second).data));
-    return split ? data - CUdeviceptr(lo(j) * width(v) * 4) : data;
+    // Indexed by the whole value's row (an edge's number in chunk order).
+    return split ? data - CUdeviceptr(pm.firstRow(d, j) * width(v) * 4) : data;
   }
   if (auto found = small.find(v); found != small.end())
     return found->second;
@@ -323,12 +326,7 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
   // An empty chunk's other-end rows are not resident (the plan loads none).
   const bool empty = chunkedOp && pm.chunkEmpty(i, j, reversed);
   for (auto [k, v] : llvm::enumerate(op.getOperands())) {
-    bool other = false;
-    if (chunkedOp && groups) {
-      int64_t srcs = groups[0], dsts = groups[1];
-      other = reversed ? int64_t(k) >= srcs && int64_t(k) < srcs + dsts
-                       : int64_t(k) < srcs;
-    }
+    bool other = chunkedOp && chunked::atOtherEnd(pm, groups, reversed, k, v);
     if (other && empty) {
       args.push_back(KernelParam::buffer(0, elementsOf(v.getType(), g)));
       continue;
@@ -357,15 +355,20 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
   // offsets of rows [lo(j), hi(j)] (addressed from row 0) and its edges.
   return chunked::forEachKernelPart(
       ctx, pm.bounds, reversed,
-      {op.getPropagate(), chunkedOp, empty, i, j, parts, lo(j), hi(j)},
+      {op.getPropagate(), chunkedOp, empty, i, j, parts, lo(j), hi(j), &pm},
       [&](const ChunkView &view, int64_t phase, bool writes) -> llvm::Error {
         int64_t rowsN = hi(j) - lo(j), edges = view.numEdges;
-        auto csr = dev.allocate((rowsN + 1) * 8 + 2 * std::max<int64_t>(edges, 1) * 4,
+        // Dropout over edges keys its masks by the graph's edge ids, apart
+        // from the numbers split edge values are indexed by.
+        const bool keyed = fn->hasAttr("saga.edge_keys");
+        auto csr = dev.allocate((rowsN + 1) * 8 + (keyed ? 3 : 2) *
+                                                      std::max<int64_t>(edges, 1) * 4,
                                 "a streamed chunk's CSR");
         if (!csr)
           return csr.takeError();
         CUdeviceptr offsets = *csr, others = offsets + CUdeviceptr((rowsN + 1) * 8),
-                    ids = others + CUdeviceptr(std::max<int64_t>(edges, 1) * 4);
+                    ids = others + CUdeviceptr(std::max<int64_t>(edges, 1) * 4),
+                    keys = ids + CUdeviceptr(std::max<int64_t>(edges, 1) * 4);
         // Freed in stream order after the launch (a later upload into the
         // block waits for the compute stream).
         llvm::scope_exit free([&] { dev.release(*csr); });
@@ -376,6 +379,9 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
             return e;
           if (auto e = dev.upload(ids, view.edgeIds, edges * 4))
             return e;
+          if (keyed)
+            if (auto e = dev.upload(keys, view.edgeKeys(), edges * 4))
+              return e;
         }
         std::vector<KernelParam> all{
             KernelParam::buffer(offsets - CUdeviceptr(lo(j) * 8),
@@ -388,6 +394,8 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
             for (size_t a = resultsAt; a < args.size(); ++a)
               all[3 + a].ptr = 0;
         }
+        if (keyed)
+          all.push_back(KernelParam::buffer(keys, edges));
         return cuda::launchPlanKernel(dev, plan, op, all, lo(j), hi(j), seed);
       });
 }

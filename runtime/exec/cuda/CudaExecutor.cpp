@@ -323,6 +323,9 @@ llvm::Error CudaRun::launch(LaunchOp op) {
       return errorAt(op, llvm::toString(t.takeError()));
     args.push_back(KernelParam::buffer((*t)->ptr, (*t)->elements));
   }
+  // Dropout over edges keys its masks by the edge ids (saga.edge_keys).
+  if (kernelFn && kernelFn->hasAttr("saga.edge_keys"))
+    args.push_back(args[2]);
   return cuda::launchPlanKernel(dev, plan, op, args, 0, g.numVertices,
                                 int64_t(ctx.seed));
 }
