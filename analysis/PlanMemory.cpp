@@ -148,7 +148,7 @@ void permuteSteps(PlanMemory &pm, const std::vector<size_t> &order) {
 } // namespace
 
 // Anything else (a return, an op over all edges) reads them whole by edge
-// id.
+// id. A plan without edge values has none to split.
 bool saga::edgeValuesSplittable(ModelOp plan) {
   auto overChunks = [](Operation *op) {
     auto launch = dyn_cast<LaunchOp>(op);
@@ -159,10 +159,12 @@ bool saga::edgeValuesSplittable(ModelOp plan) {
     return fn && fn->hasAttr("saga.operand_groups") &&
            !(launch.getEdgeMap() && fn->hasAttr("saga.reversed"));
   };
+  bool any = false;
   auto ok = [&](Value v) {
     auto d = dyn_cast<DomainType>(v.getType());
     if (!d || !d.isEdgeDomain())
       return true;
+    any = true;
     if (Operation *def = v.getDefiningOp();
         def && !(overChunks(def) && cast<LaunchOp>(def).getEdgeMap()))
       return false;
@@ -178,7 +180,7 @@ bool saga::edgeValuesSplittable(ModelOp plan) {
   for (Operation &op : block)
     if (!llvm::all_of(op.getResults(), ok))
       return false;
-  return true;
+  return any;
 }
 
 PieceIndex saga::indexPieces(const PlanMemory &pm) {

@@ -176,8 +176,8 @@ struct PlanMemory {
 
 /// The problem's tensors by (value, piece) and by (propagation, piece) for
 /// running states.
-/// Whether a plan's edge values may be split by destination interval
-/// (PlanMemory::chunkEdges): every one is made by an edge map over
+/// Whether a plan has edge values and they may be split by destination
+/// interval (PlanMemory::chunkEdges): every one is made by an edge map over
 /// in-edges (or is a graph input) and read only by propagations and such
 /// edge maps, whose chunks say which edges they touch.
 bool edgeValuesSplittable(ModelOp plan);

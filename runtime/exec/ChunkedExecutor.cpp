@@ -1176,6 +1176,7 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
     stats->emptyChunks = pm.emptyChunks();
     stats->group = pm.group;
     stats->minimumBytes = entry->chunk.minimum;
+    stats->edgesSplit = pm.edgesSplit();
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = plan.method;
     stats->plannedBytes = plan.bytesMoved();

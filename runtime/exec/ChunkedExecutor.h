@@ -87,6 +87,8 @@ struct ChunkedStats {
   int64_t emptyChunks = 0;  // of the P x P, those holding no edges
   int64_t group = 1;        // destination intervals per chunk group
   int64_t minimumBytes = 0; // the largest step's working set at that P
+  /// Edge values split by destination interval (PlanMemory::chunkEdges).
+  bool edgesSplit = false;
   int64_t pinnedBytes = 0;  // values under 1 MiB, kept out of the plan
   std::string method;       // the planner's (exact, or its fallback)
   int64_t plannedBytes = 0; // what the plan moves

@@ -154,12 +154,14 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
 // the source row, the destination row and the edge's row (by edge id), and
 // stores each yield in the edge's row of its result (by edge id); that the
 // rows ahead are prefetched, the results' for writing; that dropout in the
-// body is keyed by the edge id; that its launch is marked {edge_map}; and
+// body is keyed by the edge's id in the graph, read from the last argument
+// (saga.edge_keys: a chunked run indexes split edge values by other
+// numbers); that its launch is marked {edge_map}; and
 // that the reducing propagate reads the edge tensors by edge id and
 // releases them after.
 // CHECK-LABEL: func.func @saga_kernel_0
-// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[Z:[a-z0-9]+]]: memref<?xf32>, %[[D:[a-z0-9]+]]: memref<?xf32>, %[[W:[a-z0-9]+]]: memref<?xf32>, %[[M:[a-z0-9]+]]: memref<?xf32>, %[[S:[a-z0-9]+]]: memref<?xf32>)
-// CHECK-SAME:    attributes {saga.kernel = "edge_map", saga.operand_groups = array<i64: 1, 1, 1>}
+// CHECK-SAME:    (%{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: i64, %[[OFF:[a-z0-9]+]]: memref<?xi64>, %[[SRC:[a-z0-9]+]]: memref<?xi32>, %[[EID:[a-z0-9]+]]: memref<?xi32>, %[[Z:[a-z0-9]+]]: memref<?xf32>, %[[D:[a-z0-9]+]]: memref<?xf32>, %[[W:[a-z0-9]+]]: memref<?xf32>, %[[M:[a-z0-9]+]]: memref<?xf32>, %[[S:[a-z0-9]+]]: memref<?xf32>, %[[KEYS:[a-z0-9]+]]: memref<?xi32>)
+// CHECK-SAME:    attributes {saga.edge_keys, saga.kernel = "edge_map", saga.operand_groups = array<i64: 1, 1, 1>}
 // CHECK:         scf.for %[[V:[a-z0-9]+]] =
 // CHECK:           memref.load %[[OFF]][%[[V]]]
 // CHECK:           scf.for %[[POS:[a-z0-9]+]] =
@@ -171,7 +173,9 @@ saga.model @att(%z: !saga.vertex<2x4xf32> {saga.name = "z"}, %s: !saga.vertex<2x
 // CHECK:             %[[U:.*]] = memref.load %[[SRC]][%[[POS]]]
 // CHECK:             %[[ID:.*]] = memref.load %[[EID]][%[[POS]]]
 // CHECK:             %[[E:.*]] = arith.index_cast %[[ID]] : i32 to index
-// CHECK:             arith.index_cast %[[E]] : index to i64
+// CHECK:             %[[KEY:.*]] = memref.load %[[KEYS]][%[[POS]]]
+// CHECK:             %[[K:.*]] = arith.index_cast %[[KEY]] : i32 to index
+// CHECK:             arith.index_cast %[[K]] : index to i64
 // CHECK:             arith.muli
 // CHECK:             memref.store %{{.*}}, %[[M]]
 // CHECK:             memref.store %{{.*}}, %[[S]]

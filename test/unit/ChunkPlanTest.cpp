@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 
 using namespace mlir;
 using namespace saga;
@@ -36,7 +37,7 @@ struct Compiled {
 };
 
 /// The training plan of an example, as sagac --emit=plan --training makes it.
-Compiled trainingPlan(const std::string &example) {
+Compiled trainingPlan(const std::string &example, unsigned optLevel = 2) {
   Compiled c;
   DialectRegistry registry;
   registerSagaDialects(registry);
@@ -49,7 +50,7 @@ Compiled trainingPlan(const std::string &example) {
   c.module = compileSaga(sources, *c.ctx);
   EXPECT_TRUE(bool(c.module));
   PassManager pm(c.ctx.get());
-  buildLowerToPlanPipeline(pm, {2, /*training=*/true, {}});
+  buildLowerToPlanPipeline(pm, {optLevel, /*training=*/true, {}});
   EXPECT_TRUE(succeeded(pm.run(*c.module)));
   c.module->walk([&](ModelOp m) { c.model = m; });
   return c;
@@ -71,6 +72,111 @@ void expectSamePlan(const ChunkPlan &a, const ChunkPlan &b) {
 }
 
 const GraphSize kCora{2708, 13264, {}};
+
+// Edge values split by destination interval (GAT at -O0: attention scores
+// and messages as edge values): each is P pieces holding the edges into
+// its interval (the chunks' counts added up by destination), propagations
+// over in-edges read piece j and reversed ones piece i; the smallest
+// budget falls well below the one with whole edge values; the schedule
+// carries the counts (chunk_edges) and reads back as the same plan, and
+// counts that do not add up to the graph's edges are refused.
+TEST(ChunkPlan, EdgeValuesSplitByDestinationInterval) {
+  Compiled c = trainingPlan("gat.saga", 0);
+  ASSERT_TRUE(c.model);
+  ASSERT_TRUE(edgeValuesSplittable(c.model));
+  // Dense enough that edge values outweigh a vertex interval's.
+  const int64_t parts = 4, v = 1 << 10, e = 1 << 22;
+  // Skewed counts: chunk (i, j) holds (i + 2 j + 1) shares.
+  GraphSize whole{v, e, {}}, split = whole;
+  split.chunkEdges = [&](const std::vector<int32_t> &bounds) {
+    const int64_t p = int64_t(bounds.size()) - 1;
+    std::vector<int64_t> counts(size_t(p * p));
+    int64_t shares = 0, given = 0;
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < p; ++j)
+        shares += i + 2 * j + 1;
+    for (int64_t i = 0; i < p; ++i)
+      for (int64_t j = 0; j < p; ++j)
+        given += counts[size_t(i * p + j)] = e * (i + 2 * j + 1) / shares;
+    counts[0] += e - given;
+    return counts;
+  };
+  auto a = planChunked(c.model, whole, int64_t(1) << 40, parts);
+  auto b = planChunked(c.model, split, int64_t(1) << 40, parts);
+  ASSERT_TRUE(a && b);
+  EXPECT_FALSE(a->memory.edgesSplit());
+  ASSERT_TRUE(b->memory.edgesSplit());
+  EXPECT_LT(b->minimum * 2, a->minimum)
+      << "split " << b->minimum << ", whole " << a->minimum;
+  const PlanMemory &pm = b->memory;
+  std::map<void *, std::vector<int64_t>> pieces; // edge value -> piece bytes
+  for (size_t t = 0; t < pm.pieces.size(); ++t) {
+    const PlanPiece &p = pm.pieces[t];
+    if (p.stateOf)
+      continue;
+    Value val = Value::getFromOpaquePointer(p.value);
+    auto d = dyn_cast<DomainType>(val.getType());
+    if (!d || !d.isEdgeDomain())
+      continue;
+    ASSERT_GE(p.piece, 0);
+    pieces[p.value].push_back(pm.problem.tensors[t].bytes);
+  }
+  ASSERT_FALSE(pieces.empty());
+  for (auto &[value, bytes] : pieces) {
+    ASSERT_EQ(bytes.size(), size_t(parts));
+    Value val = Value::getFromOpaquePointer(value);
+    int64_t rowBytes = 4;
+    for (int64_t s : cast<DomainType>(val.getType()).getShape())
+      rowBytes *= s;
+    for (int64_t j = 0; j < parts; ++j)
+      EXPECT_EQ(bytes[size_t(j)],
+                rowBytes * (pm.edgeFirst[size_t(j) + 1] - pm.edgeFirst[size_t(j)]));
+  }
+  EXPECT_EQ(pm.edgeFirst.back(), e);
+  // Chunk bases: by destination interval, then source interval.
+  EXPECT_EQ(pm.chunkBase[size_t(1 * parts + 0)], pm.chunkEdges[0]);
+  EXPECT_EQ(pm.chunkBase[size_t(0 * parts + 1)], pm.edgeFirst[1]);
+  // Each chunk step touches the piece of its destination interval.
+  for (size_t k = 0; k < pm.steps.size(); ++k) {
+    const PlanStep &step = pm.steps[k];
+    auto launch = dyn_cast<LaunchOp>(step.op);
+    if (!launch || step.i < 0)
+      continue;
+    auto fn = SymbolTable::lookupNearestSymbolFrom<func::FuncOp>(
+        launch, launch.getCalleeAttr());
+    const int64_t dst = fn->hasAttr("saga.reversed") ? step.i : step.j;
+    for (const auto *list : {&pm.problem.ops[k].reads, &pm.problem.ops[k].writes,
+                             &pm.problem.ops[k].updates})
+      for (int t : *list) {
+        const PlanPiece &p = pm.pieces[size_t(t)];
+        if (!p.stateOf && pieces.count(p.value)) {
+          EXPECT_EQ(p.piece, dst) << pm.problem.ops[k].name;
+        }
+      }
+  }
+  // The schedule says so, and reads back as the same plan.
+  ScheduleOp schedule = writeSchedule(c.model, *b);
+  ASSERT_TRUE(schedule.getChunkEdges());
+  EXPECT_EQ(schedule.getChunkEdges()->size(), size_t(parts * parts));
+  auto read = readSchedule(schedule);
+  ASSERT_TRUE(bool(read)) << llvm::toString(read.takeError());
+  ASSERT_TRUE(read->memory.edgesSplit());
+  expectSamePlan(*b, *read);
+  std::vector<int64_t> edited(schedule.getChunkEdges()->begin(),
+                              schedule.getChunkEdges()->end());
+  edited[1] += 1;
+  schedule.setChunkEdges(edited);
+  std::string diagnostic;
+  ScopedDiagnosticHandler handler(c.ctx.get(), [&](Diagnostic &d) {
+    diagnostic = d.str();
+    return success();
+  });
+  EXPECT_TRUE(failed(schedule.verify()));
+  EXPECT_NE(diagnostic.find("chunk_edges add up to 4194305 edges, not the "
+                            "graph's 4194304"),
+            std::string::npos)
+      << diagnostic;
+}
 
 TEST(ChunkPlan, ScheduleReadsBackAsThePlan) {
   for (const char *example : {"gcn.saga", "gat.saga", "ggcn.saga"}) {

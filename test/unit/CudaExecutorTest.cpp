@@ -285,6 +285,47 @@ INSTANTIATE_TEST_SUITE_P(Examples, CudaExecutor,
                            return name.substr(0, name.find('.'));
                          });
 
+// Edge values split by destination interval on the device: GAT-style
+// attention whose scores read an edge input (TestGraphs.h's
+// edgeAttention), at -O2 (the fused propagation reads the input's pieces)
+// and -O0 (edge maps write the scores and messages as edge values). At
+// P = 3 the kernels index the pieces by the chunks' edge numbers and key
+// attention dropout by the graph's edge ids (saga.edge_keys, uploaded
+// beside the chunk's CSR); forward and training step match the CPU's
+// chunked run, which gives the in-memory bits (OutOfCoreTest).
+TEST(CudaChunked, SplitEdgeValuesMatchTheCpu) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  for (unsigned opt : {2u, 0u}) {
+    SCOPED_TRACE("-O" + std::to_string(opt));
+    std::unique_ptr<Model> cpu = compileAttention(8, 3, true, opt);
+    std::unique_ptr<Model> gpu = compileAttention(8, 3, true, opt);
+    ASSERT_TRUE(cpu && gpu);
+    ASSERT_EQ(errorText(gpu->useCuda()), "");
+    const Graph &g = graphFor("hub", cpu->selfLoops());
+    for (Model *m : {cpu.get(), gpu.get()})
+      bindInputs(*m, g, "hub", "attention/cuda-edge-values");
+    ForwardOptions fo;
+    fo.memoryBudget = unboundedPeak(*cpu);
+    fo.intervals = 3;
+    auto want = cpu->forward(fo);
+    auto got = gpu->forward(fo);
+    ASSERT_TRUE(bool(want)) << errorText(want.takeError());
+    ASSERT_TRUE(bool(got)) << errorText(got.takeError());
+    EXPECT_TRUE(got->chunked.edgesSplit);
+    expectClose(got->prediction, want->prediction, "prediction");
+    auto wantStep = cpu->trainStep(fo, 3);
+    auto gotStep = gpu->trainStep(fo, 3);
+    ASSERT_TRUE(bool(wantStep)) << errorText(wantStep.takeError());
+    ASSERT_TRUE(bool(gotStep)) << errorText(gotStep.takeError());
+    EXPECT_TRUE(gotStep->chunked.edgesSplit);
+    EXPECT_NEAR(gotStep->loss, wantStep->loss, 1e-5 * std::fabs(wantStep->loss));
+    for (size_t i = 0; i < wantStep->gradients.size(); ++i)
+      expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
+                  "d loss / d " + wantStep->gradients[i].first, 0.01, 1e-4);
+  }
+}
+
 // The device pool reports what it cannot fit, naming the buffer.
 TEST(CudaStandIn, ThePoolSaysWhatDoesNotFit) {
   if (!useStandIn())

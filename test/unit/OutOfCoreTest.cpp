@@ -387,6 +387,61 @@ TEST(OutOfCoreErrors, UnwritableScratchIsAnError) {
             0u);
 }
 
+// Edge values split by destination interval (PlanMemory::chunkEdges): an
+// edge input read by GAT-style attention scores, with attention dropout
+// (masks keyed by the graph's edge ids, not the chunk-order numbers the
+// split values are indexed by). At -O0 the scores are edge values made by
+// an edge map; at -O2 the fused propagation reads the edge input itself.
+// Under budgets forcing 2 to 5 intervals (next tier in RAM and a spill
+// file), and at a budget a fifth of the unbounded peak, the forward pass
+// and the training step give the in-memory bits (ChunkPlanTest checks the
+// pieces and the smaller minimum budget).
+TEST(OutOfCoreEdgeValues, SplitByDestinationIntervalGiveTheSameBits) {
+  for (unsigned opt : {0u, 2u}) {
+    SCOPED_TRACE("-O" + std::to_string(opt));
+    std::unique_ptr<Model> compiled = compileAttention(8, 3, true, opt);
+    ASSERT_TRUE(compiled);
+    Model &m = *compiled;
+    const Graph &g = graphFor("hub", m.selfLoops());
+    bindInputs(m, g, "hub", "edge-attention");
+    ForwardOptions fo;
+    auto refFwd = m.forward(fo);
+    ASSERT_TRUE(bool(refFwd)) << llvm::toString(refFwd.takeError());
+    auto refStep = m.trainStep(fo, 5);
+    ASSERT_TRUE(bool(refStep)) << llvm::toString(refStep.takeError());
+    const int64_t peak = unboundedPeak(m, true);
+    for (int64_t parts : {2, 3, 5}) {
+      for (bool spill : {false, true}) {
+        SCOPED_TRACE(std::to_string(parts) + (spill ? " spill" : " ram"));
+        ForwardOptions bo = fo;
+        bo.intervals = parts;
+        bo.memoryBudget = peak;
+        if (spill)
+          bo.scratch = SAGA_TEST_SCRATCH_DIR;
+        auto fwd = m.forward(bo);
+        ASSERT_TRUE(bool(fwd)) << llvm::toString(fwd.takeError());
+        EXPECT_TRUE(fwd->chunked.edgesSplit);
+        EXPECT_TRUE(sameBits(fwd->prediction, refFwd->prediction));
+        auto step = m.trainStep(bo, 5);
+        ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+        EXPECT_TRUE(step->chunked.edgesSplit);
+        expectSameStep(*step, *refStep);
+        EXPECT_EQ(step->chunked.run.transfers.bytesLoaded +
+                      step->chunked.run.transfers.bytesStored,
+                  step->chunked.plannedBytes);
+      }
+    }
+    // The budget picks P: a fifth of the unbounded peak.
+    ForwardOptions bo = fo;
+    bo.memoryBudget = peak / 5;
+    auto step = m.trainStep(bo, 5);
+    ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+    EXPECT_GT(step->chunked.intervals, 1);
+    EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
+    expectSameStep(*step, *refStep);
+  }
+}
+
 // Streamed from a graph file: a training step whose chunks come from the
 // file in parts of a few dozen records (so rows' edges continue from part
 // to part, and the self loops are placed among them) and whose features
@@ -397,10 +452,19 @@ TEST(OutOfCoreFromFile, ChunksInPartsGiveTheSameBits) {
   ASSERT_EQ(errorText(writeGraphFile(path, cora(false), 4)), "");
   auto file = GraphFile::open(path);
   ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
-  for (const char *example : {"gcn.saga", "gat.saga", "graphsage.saga"}) {
+  // Attention at -O0 keeps its scores and messages as edge values, split
+  // by destination interval: the file's parts number their edges in chunk
+  // order from both ends (reversed parts too), attention dropout keyed by
+  // the file's edge ids.
+  for (const char *example :
+       {"gcn.saga", "gat.saga", "graphsage.saga", "attention -O0"}) {
     SCOPED_TRACE(example);
-    std::unique_ptr<Model> ref = compileExample(example),
-                           streamed = compileExample(example);
+    const bool attention = std::string(example) == "attention -O0";
+    auto compile = [&] {
+      return attention ? compileAttention(1433, 7, false, 0)
+                       : compileExample(example);
+    };
+    std::unique_ptr<Model> ref = compile(), streamed = compile();
     ASSERT_TRUE(ref && streamed);
     Model &a = *ref, &b = *streamed;
     const Graph &g = graphFor("cora", a.selfLoops());
@@ -456,6 +520,7 @@ TEST(OutOfCoreFromFile, ChunksInPartsGiveTheSameBits) {
       EXPECT_EQ(got->chunked.intervals, 4);
       EXPECT_EQ(got->chunked.chunkParts > 0, readAhead);
       EXPECT_EQ(got->chunked.chunkDirectReads, 0); // the order foreseen
+      EXPECT_EQ(got->chunked.edgesSplit, attention);
       expectSameStep(*got, *want);
     }
   }

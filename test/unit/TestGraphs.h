@@ -168,6 +168,52 @@ inline void expectSameStep(const saga::TrainStepResult &step,
         << step.gradients[i].first;
 }
 
+/// GAT-style attention (edge values split by interval in chunked runs:
+/// OutOfCoreTest, CudaExecutorTest) over `features` inputs and `classes` outputs (two
+/// heads), with attention dropout; with `edgeInput` the scores are scaled
+/// by an edge input w.
+inline std::string edgeAttention(int features, int classes, bool edgeInput) {
+  std::string w = edgeInput ? " * e.w" : "";
+  return "graph(self_loops) {\n"
+         "  vertex x: f32[" + std::to_string(features) + "];\n"
+         "  vertex label: class[" + std::to_string(classes) + "];\n" +
+         (edgeInput ? "  edge w: f32[2] = 1.0;\n" : "") +
+         "}\n"
+         "layer A(in: int, out: int) {\n"
+         "  param W: f32[in, 2, out] = glorot;\n"
+         "  param as: f32[2, out] = glorot;\n"
+         "  param ad: f32[2, out] = glorot;\n"
+         "  scatter(v) { z = v.h @ W; s = sum(z * as, -1); d = sum(z * ad, -1); }\n"
+         "  apply_edge(e) {\n"
+         "    score = leaky_relu(e.src.s + e.dst.d, 0.2)" + w + ";\n"
+         "    return e.src.z;\n"
+         "  }\n"
+         "  gather(softmax_sum(score, dropout = 0.5));\n"
+         "  apply_vertex(v, a) { return reshape(a, [2 * out]); }\n"
+         "}\n"
+         "model M {\n"
+         "  h = elu(A(" + std::to_string(features) + ", 4)(x));\n"
+         "  out = A(8, " + std::to_string(classes) + ")(h);\n"
+         "  loss = cross_entropy(sum(reshape(out, [2, " + std::to_string(classes) +
+         "]), 0), label);\n"
+         "}\n";
+}
+
+inline std::unique_ptr<saga::Model> compileAttention(int features, int classes,
+                                        bool edgeInput, unsigned opt) {
+  saga::CompileOptions co;
+  co.training = true;
+  co.optLevel = opt;
+  co.threads = 2;
+  auto compiled = saga::Model::compileSource(
+      edgeAttention(features, classes, edgeInput), "edge-attention", co);
+  if (!compiled) {
+    ADD_FAILURE() << llvm::toString(compiled.takeError());
+    return nullptr;
+  }
+  return std::move(*compiled);
+}
+
 /// Example models and optimisation levels, named gcn_O0 ... in test names.
 using ExampleParam = std::tuple<const char *, unsigned>;
 inline auto exampleModels() {

@@ -394,6 +394,9 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
       mib(double(t.bytesLoaded + t.bytesStored)), mib(double(t.bytesLoaded)),
       mib(double(t.bytesStored)), 100 * t.overlap(), t.stallSeconds * 1e3,
       t.busySeconds * 1e3, mib(double(c.run.poolPeak)));
+  if (c.edgesSplit)
+    llvm::outs() << "edge values: in " << c.intervals
+                 << " pieces each, by destination interval (chunk order)\n";
   if (c.rowLoads)
     llvm::outs() << llvm::format(
         "selective loading: %lld loads of only the rows a chunk reads, %.1f "

@@ -674,6 +674,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     stats->emptyChunks = (*entry)->chunk.memory.emptyChunks();
     stats->group = pm.group;
     stats->minimumBytes = (*entry)->chunk.minimum;
+    stats->edgesSplit = pm.edgesSplit();
     stats->pinnedBytes = pm.pinnedBytes;
     stats->method = memoryPlan.method;
     stats->plannedBytes = memoryPlan.bytesMoved();
