@@ -164,8 +164,13 @@ void saga::numberInChunkOrder(const ChunkView &view, bool reversed,
 
 ChunkSource::~ChunkSource() = default;
 
-std::vector<uint8_t> ChunkSource::occupancy(const std::vector<int32_t> &) {
-  return {};
+std::vector<uint8_t>
+ChunkSource::occupancy(const std::vector<int32_t> &bounds) {
+  std::vector<int64_t> counts = chunkEdgeCounts(bounds);
+  std::vector<uint8_t> occupied(counts.size());
+  for (size_t c = 0; c < counts.size(); ++c)
+    occupied[c] = counts[c] > 0;
+  return occupied;
 }
 
 llvm::Expected<std::shared_ptr<const std::vector<int32_t>>>
@@ -261,15 +266,6 @@ EdgeChunkCache::chunkEdgeCounts(const std::vector<int32_t> &bounds) {
       }
     }
   return counts;
-}
-
-std::vector<uint8_t>
-EdgeChunkCache::occupancy(const std::vector<int32_t> &bounds) {
-  std::vector<int64_t> counts = chunkEdgeCounts(bounds);
-  std::vector<uint8_t> occupied(counts.size());
-  for (size_t c = 0; c < counts.size(); ++c)
-    occupied[c] = counts[c] > 0;
-  return occupied;
 }
 
 llvm::Error EdgeChunkCache::forEachPart(bool reversed,

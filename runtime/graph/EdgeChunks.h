@@ -123,7 +123,7 @@ public:
   /// Which chunks over `bounds` hold edges: P x P flags, [i * P + j] for
   /// the in-edges of interval j's rows from sources in interval i; empty
   /// when not known (then every chunk may). The planner loads no source
-  /// rows for an empty chunk.
+  /// rows for an empty chunk. By default, from chunkEdgeCounts.
   virtual std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds);
   /// The rows of interval i that chunk (i, j) reads at its other end
   /// (sources; targets when `reversed`), ascending, relative to bounds[i];
@@ -154,8 +154,6 @@ public:
   /// when there is one interval.
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j, const PartFn &fn) override;
-  /// From the graph's in-CSR (one pass over its edges).
-  std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
   /// From the graph's in-CSR (one pass over its edges).
   std::vector<int64_t> chunkEdgeCounts(const std::vector<int32_t> &bounds) override;
   /// From the chunk index at these bounds (one pass over its edges, kept).

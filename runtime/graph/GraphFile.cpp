@@ -836,19 +836,6 @@ std::shared_ptr<GraphFileChunks::PartArrays> GraphFileChunks::takeArrays() {
       });
 }
 
-std::vector<uint8_t>
-GraphFileChunks::occupancy(const std::vector<int32_t> &bounds) {
-  if (bounds != file.bounds())
-    return {};
-  const int64_t parts = int64_t(bounds.size()) - 1;
-  std::vector<uint8_t> occupied(size_t(parts * parts));
-  for (int64_t i = 0; i < parts; ++i)
-    for (int64_t j = 0; j < parts; ++j)
-      occupied[size_t(i * parts + j)] =
-          (selfLoops && i == j) || file.chunkEdgeCount(i, j) > 0;
-  return occupied;
-}
-
 std::vector<int64_t>
 GraphFileChunks::chunkEdgeCounts(const std::vector<int32_t> &bounds) {
   if (bounds != file.bounds())

@@ -197,9 +197,6 @@ public:
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j, const PartFn &fn) override;
   /// From the chunk index (at the file's intervals; with self loops the
-  /// diagonal is never empty).
-  std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override;
-  /// From the chunk index (at the file's intervals; with self loops the
   /// diagonal chunks hold one more edge per row).
   std::vector<int64_t> chunkEdgeCounts(const std::vector<int32_t> &bounds) override;
   /// From the file's chunk row table (version 2, at the file's intervals).

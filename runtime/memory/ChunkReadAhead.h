@@ -47,9 +47,6 @@ public:
 
   llvm::Error forEachPart(bool reversed, const std::vector<int32_t> &bounds,
                           int64_t i, int64_t j, const PartFn &fn) override;
-  std::vector<uint8_t> occupancy(const std::vector<int32_t> &bounds) override {
-    return inner.occupancy(bounds);
-  }
   std::vector<int64_t>
   chunkEdgeCounts(const std::vector<int32_t> &bounds) override {
     return inner.chunkEdgeCounts(bounds);

@@ -42,6 +42,18 @@ int64_t unboundedPeak(Model &m, bool training) {
   return planExact(p).peakBytes + pm->pinnedBytes;
 }
 
+/// A training step under `budget` with P left to the planner: more than
+/// one interval, the device pool within the budget, `ref`'s bits.
+void expectStepUnderBudget(Model &m, ForwardOptions bo, int64_t budget,
+                           const TrainStepResult &ref) {
+  bo.memoryBudget = budget;
+  auto step = m.trainStep(bo, 5);
+  ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+  EXPECT_GT(step->chunked.intervals, 1);
+  EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
+  expectSameStep(*step, ref);
+}
+
 } // namespace
 
 class OutOfCore
@@ -118,13 +130,9 @@ TEST_P(OutOfCore, SameBitsUnderABudget) {
     }
     // The budget picks P: a quarter of the unbounded peak on the hub graph.
     if (std::string(graphName) == "hub") {
+      expectStepUnderBudget(m, fo, peak / 4, *refStep);
       ForwardOptions bo = fo;
       bo.memoryBudget = peak / 4;
-      auto step = m.trainStep(bo, 5);
-      ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
-      EXPECT_GT(step->chunked.intervals, 1);
-      EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
-      expectSameStep(*step, *refStep);
       // Op-major (each op over every interval before the next, no
       // row-local chains interleaved): the same bits.
       bo.interleaveRows = false;
@@ -432,13 +440,7 @@ TEST(OutOfCoreEdgeValues, SplitByDestinationIntervalGiveTheSameBits) {
       }
     }
     // The budget picks P: a fifth of the unbounded peak.
-    ForwardOptions bo = fo;
-    bo.memoryBudget = peak / 5;
-    auto step = m.trainStep(bo, 5);
-    ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
-    EXPECT_GT(step->chunked.intervals, 1);
-    EXPECT_LE(step->chunked.run.poolPeak, bo.memoryBudget);
-    expectSameStep(*step, *refStep);
+    expectStepUnderBudget(m, fo, peak / 5, *refStep);
   }
 }
 
