@@ -641,6 +641,12 @@ LogicalResult ScheduleOp::verify() {
     if (total != int64_t(getEdges()))
       return emitOpError() << "chunk_edges add up to " << total
                            << " edges, not the graph's " << getEdges();
+    if (auto empty = getEmptyChunks())
+      for (int32_t c : *empty)
+        if ((*edges)[size_t(c)] != 0)
+          return emitOpError() << "chunk " << c << " is listed empty but "
+                               << "chunk_edges gives it " << (*edges)[size_t(c)]
+                               << " edges";
   }
   int64_t next = 0;
   for (Operation &op : getBody().front()) {

@@ -235,7 +235,8 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
     Edge values (made and read only by propagations and edge maps) are
     split by destination interval, each chunk's edges estimated as the
     share of its rows (the executors count them; the schedule's
-    `chunk_edges`); `whole-edges` keeps them whole.
+    `chunk_edges`); `whole-edges` keeps them whole (to compare: the
+    executors plan again, split, wherever they can).
 
     A budget below one step's working set is an error saying what it needs.
   }];

@@ -75,6 +75,8 @@ struct Model::Impl {
   /// Row extents of the plans on sampled batches (ForwardOptions::rowLevels).
   RowExtentsCache extents;
   std::map<std::string, RowReader> rowReaders; // streamed graph inputs
+  /// Defaulted inputs a chunked run fills piece by piece (never whole).
+  std::map<std::string, float> inputDefaults;
   ChunkSource *chunkSource = nullptr;          // default: `chunks`
   std::unique_ptr<CudaBackend> cuda; // with useCuda: where plans run
   bool distributedPlans = false;     // CompileOptions::distributed
@@ -582,6 +584,12 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
     if (!info.defaultValue)
       return llvm::createStringError("graph input '" + info.name +
                                      "' is not set");
+    // Under a budget each piece is filled when the plan loads it (an edge
+    // input's [E, ...] never exists whole).
+    if (options.memoryBudget > 0) {
+      impl->inputDefaults[info.name] = float(*info.defaultValue);
+      continue;
+    }
     std::vector<int64_t> shape{info.domain == ValueInfo::Edge
                                    ? g.numEdges
                                    : int64_t(g.numVertices)};
@@ -614,6 +622,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.chunks = impl->chunks.get();
   ec.chunkSource = impl->chunkSource;
   ec.rowReaders = &impl->rowReaders;
+  ec.inputDefaults = &impl->inputDefaults;
   ec.vertexOutputs = outputs;
   ec.dist = impl->dist;
   ec.degrees = options.degrees;

@@ -130,6 +130,12 @@ GraphPart saga::makeGraphPart(const Graph &g, const Partitioning &p,
     l.outOffsets[size_t(r) + 1] = int64_t(l.outTargets.size());
   }
   gp.edgeIds.assign(g.inEdgeIds.begin() + e0, g.inEdgeIds.begin() + e1);
+  for (auto [keys, ids] : {std::pair{&gp.inEdgeKeys, &l.inEdgeIds},
+                           std::pair{&gp.outEdgeKeys, &l.outEdgeIds}}) {
+    keys->resize(ids->size());
+    for (size_t p = 0; p < ids->size(); ++p)
+      (*keys)[p] = gp.edgeIds[size_t((*ids)[p])];
+  }
   gp.interior.assign(size_t(owned), true);
   for (int64_t r = 0; r < owned; ++r)
     for (int64_t i = l.inOffsets[size_t(r)]; i < l.inOffsets[size_t(r) + 1];

@@ -46,6 +46,10 @@ struct GraphPart {
   Graph kernelView;
   /// Local edge e is edge edgeIds[e] of the whole graph (per-edge inputs).
   std::vector<int32_t> edgeIds;
+  /// Per position of kernelView's in-edge and out-edge CSRs: the edge's id
+  /// in the whole graph, by which dropout over edges keys its masks
+  /// (saga.edge_keys), as one process does.
+  std::vector<int32_t> inEdgeKeys, outEdgeKeys;
   /// Per owned row: all its in-edges come from owned rows (it can be
   /// computed before the halo arrives).
   std::vector<bool> interior;

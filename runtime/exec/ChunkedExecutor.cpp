@@ -697,7 +697,8 @@ RowsFn chunked::chunkRows(const ExecutionContext &ctx, const PlanMemory &pm) {
 
 llvm::Expected<ChunkedPlanCache::Entry *>
 chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
-              const ChunkedOptions &options, ChunkedPlanCache &local) {
+              const ChunkedOptions &options, ChunkedPlanCache &local,
+              const llvm::StringMap<Tensor> *inputs) {
   ChunkedPlanCache &cache = options.cache ? *options.cache : local;
   // Selective loading needs the rows each chunk reads, and a next tier
   // that reads rows alone (host RAM: a spill slot is checked whole).
@@ -740,9 +741,10 @@ chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
   // edge input (the caller's rows in edge id order), the graph's edges in
   // memory to place its rows in chunk order.
   const bool edgeInputs = llvm::any_of(
-      model.getBody().front().getArgumentTypes(), [](Type t) {
-        auto d = dyn_cast<DomainType>(t);
-        return d && d.isEdgeDomain();
+      model.getBody().front().getArguments(), [&](BlockArgument arg) {
+        auto d = dyn_cast<DomainType>(arg.getType());
+        return d && d.isEdgeDomain() &&
+               !(inputs && !inputs->count(argName(model, arg)));
       });
   if (source && (!edgeInputs || int64_t(g.inSources.size()) == g.numEdges))
     size.chunkEdges = [source](const std::vector<int32_t> &bounds) {
@@ -904,8 +906,10 @@ llvm::Error chunked::forEachKernelPart(
               "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
               "] holds more edges than the schedule's " +
               std::to_string(pm->chunkEdges[inChunk]));
+        // (Positions outside rows [lo, hi) stay 0: a valid number for the
+        // kernels' prefetches past the rows' last edge.)
         auto numbers = std::shared_ptr<int32_t[]>(
-            new int32_t[size_t(std::max<int64_t>(view.numEdges, 1))]);
+            new int32_t[size_t(std::max<int64_t>(view.numEdges, 1))]());
         numberInChunkOrder(view, reversed, c.lo, c.hi, bounds[size_t(c.i)],
                            bounds[size_t(c.i) + 1],
                            pm->chunkBase[inChunk] + done, numbers.get());
@@ -988,12 +992,19 @@ llvm::Expected<int64_t> readEdgePiece(const PlanMemory &pm, const Graph &g,
         Tensor::describe(shapeOf(v.getType(), g.numEdges), dtypeOf(v.getType())));
   const int64_t parts = int64_t(pm.bounds.size()) - 1;
   const int64_t edges = pm.edgeFirst[size_t(j) + 1] - pm.edgeFirst[size_t(j)];
+  if (edges == 0 && bytes == 0) // no edges into the interval
+    return 0;
   if (rows || int64_t(g.inSources.size()) != g.numEdges || edges <= 0 ||
       bytes % edges != 0)
     return llvm::createStringError(
-        "input " + name + ": its piece " + std::to_string(j) +
-        " cannot be placed in chunk order (" +
-        (rows ? "a partial load" : "the graph's edges are not in memory") + ")");
+        "input " + name + ": its piece " + std::to_string(j) + " (" +
+        std::to_string(edges) + " edges, " + std::to_string(bytes) +
+        " bytes) cannot be placed in chunk order (" +
+        (rows ? "a partial load"
+         : int64_t(g.inSources.size()) != g.numEdges
+             ? "the graph's edges are not in memory"
+             : "its size is not the edges'") +
+        ")");
   const int64_t rowBytes = bytes / edges;
   // Per source interval: where its chunk's next edge goes in the piece.
   std::vector<int64_t> at(static_cast<size_t>(parts));
@@ -1069,6 +1080,13 @@ llvm::Expected<int64_t> chunked::readInput(ModelOp model,
       return bytes;
     }
   }
+  if (auto arg = dyn_cast<BlockArgument>(v); arg && ctx.inputDefaults) {
+    auto it = ctx.inputDefaults->find(argName(model, arg));
+    if (it != ctx.inputDefaults->end()) {
+      std::fill_n(static_cast<float *>(to), bytes / 4, it->second);
+      return rows ? rows->bytes() : bytes;
+    }
+  }
   if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
     auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
     if (!dense || !dense.isSplat())
@@ -1123,7 +1141,8 @@ saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
   // the transfer and chunk-reading threads need).
   openblas_set_num_threads(1);
   ChunkedPlanCache local;
-  auto found = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options, local);
+  auto found = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options,
+                             local, ctx.inputs);
   if (!found)
     return found.takeError();
   ChunkedPlanCache::Entry *entry = *found;

@@ -132,9 +132,13 @@ inline ChunkSource *chunkSourceOf(const ExecutionContext &ctx) {
 /// for this graph and budget (and interval count, when asked for, and
 /// the empty chunks `source` reports) is read back as it is; otherwise
 /// the plan is made and written there first.
+/// `inputs`: the caller's graph inputs (edge values split by interval
+/// need the graph's edges in memory to place an edge input's rows; an
+/// input left to its default needs none); null: any edge input may be.
 llvm::Expected<ChunkedPlanCache::Entry *>
 plan(ModelOp model, const Graph &g, ChunkSource *source,
-     const ChunkedOptions &options, ChunkedPlanCache &local);
+     const ChunkedOptions &options, ChunkedPlanCache &local,
+     const llvm::StringMap<Tensor> *inputs = nullptr);
 
 /// The rows a plan's partial loads read (Transfer::LoadRows): for step
 /// k's chunk (i, j), the rows of interval i the chunk source says it reads

@@ -367,11 +367,17 @@ llvm::Error Run::launch(LaunchOp op) {
       t = allocate(r);
     buffers.push_back(kernelBuffer(t->data(), t->numElements(), r.getType()));
   }
-  // Dropout over edges keys its masks by the edge ids (saga.edge_keys):
-  // the same ids, last.
+  // Dropout over edges keys its masks by the edge ids (saga.edge_keys),
+  // last: the same ids, or on a part of a graph the whole graph's (its
+  // kernels' ids are positions in the whole in-edge CSR).
   const bool edgeKeys = overEdges && kernelFn && kernelFn->hasAttr("saga.edge_keys");
-  if (edgeKeys)
+  if (edgeKeys && ctx.dist) {
+    const auto &keys =
+        reversed ? ctx.dist->part.outEdgeKeys : ctx.dist->part.inEdgeKeys;
+    buffers.push_back(flat(const_cast<int32_t *>(keys.data()), keys.size()));
+  } else if (edgeKeys) {
     buffers.push_back(buffers[2]);
+  }
   const std::vector<int64_t> &blocks =
       blocksOf(op, !overEdges ? kMapBlocks : reversed ? kOutBlocks : kInBlocks);
   int64_t phase = kPhaseWhole;

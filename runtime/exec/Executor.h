@@ -71,6 +71,9 @@ struct ExecutionContext {
   /// Graph inputs read interval by interval when a chunked run loads them
   /// (not in `inputs`), by name.
   const std::map<std::string, RowReader> *rowReaders = nullptr;
+  /// Graph inputs left to their default (not in `inputs`), by name: a
+  /// chunked run fills each piece with the value when the plan loads it.
+  const std::map<std::string, float> *inputDefaults = nullptr;
   /// The most source intervals any propagation ran over (filled when
   /// non-null; 1 when none was chunked).
   int64_t *intervalsUsed = nullptr;

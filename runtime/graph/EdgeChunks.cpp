@@ -151,9 +151,9 @@ void saga::numberInChunkOrder(const ChunkView &view, bool reversed,
       numbers[order[size_t(r)]] = int32_t(first + r);
     return;
   }
-  // A counting sort's cursors, one per destination.
-  thread_local std::vector<int64_t> at;
-  at.assign(size_t(width) + 1, 0);
+  // A counting sort's cursors, one per destination (n >= width / 4: the
+  // buffer is no larger than the numbers).
+  std::vector<int32_t> at(size_t(width) + 1, 0);
   for (int64_t p = begin; p < end; ++p)
     ++at[size_t(view.others[p] - otherLo) + 1];
   for (size_t r = 1; r < at.size(); ++r)

@@ -6,7 +6,10 @@ Usage: train_across_ranks.py SAGAC MODEL DATA OUT_DIR [--epochs E]
 For every partitioner and every rank count, runs
   mpirun -np N sagac train MODEL --data DATA --epochs E --partition P
 and compares the saved parameters with the 1-rank run's: each tensor's
-relative difference ||a - b|| / ||a|| at most R (1e-5 by default). Also
+relative difference ||a - b|| / ||a|| at most R (1e-5 by default); the
+first 1-rank run's with those of one process without MPI (the same
+dropout masks: over edges they are keyed by the whole graph's edge ids).
+Also
 checks that every rank's halo gathers received, and its scatters sent
 back, exactly the analytic volume per epoch: halo rows (unique remote
 sources) x the widths the plan exchanges x 4 bytes, given per halo row by
@@ -77,6 +80,22 @@ def run(n, part, extra=()):
 
 failed = False
 last = None  # the last run: partitioner, rank count, parameters
+
+
+def single_process():
+    params = os.path.join(args.out, "params-one-process.txt")
+    cmd = [args.sagac, "train", args.model, "--data", args.data, "--epochs",
+           str(args.epochs), "--threads", "1", "--save-params", params,
+           "--quiet"]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, timeout=600,
+                       env=dict(os.environ, OPENBLAS_NUM_THREADS="1"))
+    if r.returncode != 0:
+        sys.exit("FAILED (one process): %s\n%s" % (" ".join(cmd), r.stdout))
+    return load(params)
+
+
+one_process = single_process()
 # Bytes per halo row per epoch: received by gathers, sent back by scatters.
 expected = [args.gather_row_bytes, args.scatter_row_bytes]
 for part in args.partitions.split(","):
@@ -105,6 +124,16 @@ for part in args.partitions.split(","):
         if ref is None:
             ref = params
             print("%-8s N=%d: reference (%.1f s)" % (part, n, seconds))
+            if one_process is not None:
+                worst = max(d for d, _ in
+                            relative_difference(ref, one_process).values())
+                print("%-8s N=%d against one process without MPI: largest "
+                      "relative difference %.2e" % (part, n, worst))
+                if worst > args.rtol:
+                    print("FAIL: %d rank(s) and one process differ by %.2e "
+                          "(tolerance %g)" % (n, worst, args.rtol))
+                    failed = True
+                one_process = None
             continue
         worst = worst_element = 0.0
         try:

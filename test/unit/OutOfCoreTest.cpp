@@ -441,6 +441,24 @@ TEST(OutOfCoreEdgeValues, SplitByDestinationIntervalGiveTheSameBits) {
     }
     // The budget picks P: a fifth of the unbounded peak.
     expectStepUnderBudget(m, fo, peak / 5, *refStep);
+    // Left to its default (as sagac leaves it: datasets have no edge
+    // values), the edge input is filled piece by piece under a budget and
+    // never made whole: the same bits as the in-memory run, which fills a
+    // whole [E, 2] tensor.
+    ASSERT_TRUE(bool(m.takeInput("w")));
+    auto refDefault = m.trainStep(fo, 5);
+    ASSERT_TRUE(bool(refDefault)) << llvm::toString(refDefault.takeError());
+    ASSERT_TRUE(bool(m.takeInput("w"))); // the in-memory run's filled tensor
+    ForwardOptions bo = fo;
+    bo.memoryBudget = peak;
+    bo.intervals = 3;
+    auto step = m.trainStep(bo, 5);
+    ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+    EXPECT_TRUE(step->chunked.edgesSplit);
+    expectSameStep(*step, *refDefault);
+    auto never = m.takeInput("w");
+    EXPECT_FALSE(bool(never));
+    llvm::consumeError(never.takeError());
   }
 }
 

@@ -637,7 +637,8 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     return llvm::createStringError(
         "this plan's kernels were not compiled for the CUDA device");
   ChunkedPlanCache local;
-  auto entry = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options, local);
+  auto entry = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options,
+                             local, ctx.inputs);
   if (!entry)
     return entry.takeError();
   const PlanMemory &pm = (*entry)->chunk.memory;
