@@ -462,6 +462,33 @@ TEST(OutOfCoreEdgeValues, SplitByDestinationIntervalGiveTheSameBits) {
   }
 }
 
+// Without self loops an interval may have no in-edges: a piece of an edge
+// input then holds no rows (nothing to place), and the run still gives
+// the in-memory bits. Vertices 0..511 of 1024 only send edges.
+TEST(OutOfCoreEdgeValues, AnIntervalWithoutInEdges) {
+  Rng rng(77);
+  EdgeList edges;
+  edges.numVertices = 1024;
+  for (int k = 0; k < 6000; ++k) {
+    edges.src.push_back(int32_t(rng.below(1024)));
+    edges.dst.push_back(512 + int32_t(rng.below(512)));
+  }
+  const Graph g = Graph::build(1024, edges.src, edges.dst, false);
+  std::unique_ptr<Model> m = compileAttention(8, 3, true, 2, false);
+  ASSERT_TRUE(m);
+  bindInputs(*m, g, "sources", "no-in-edges");
+  ForwardOptions fo;
+  auto ref = m->trainStep(fo, 5);
+  ASSERT_TRUE(bool(ref)) << llvm::toString(ref.takeError());
+  ForwardOptions bo = fo;
+  bo.memoryBudget = unboundedPeak(*m, true);
+  bo.intervals = 4;
+  auto step = m->trainStep(bo, 5);
+  ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
+  EXPECT_TRUE(step->chunked.edgesSplit);
+  expectSameStep(*step, *ref);
+}
+
 // Streamed from a graph file: a training step whose chunks come from the
 // file in parts of a few dozen records (so rows' edges continue from part
 // to part, and the self loops are placed among them) and whose features

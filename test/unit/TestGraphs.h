@@ -172,9 +172,10 @@ inline void expectSameStep(const saga::TrainStepResult &step,
 /// OutOfCoreTest, CudaExecutorTest) over `features` inputs and `classes` outputs (two
 /// heads), with attention dropout; with `edgeInput` the scores are scaled
 /// by an edge input w.
-inline std::string edgeAttention(int features, int classes, bool edgeInput) {
+inline std::string edgeAttention(int features, int classes, bool edgeInput,
+                                 bool selfLoops = true) {
   std::string w = edgeInput ? " * e.w" : "";
-  return "graph(self_loops) {\n"
+  return std::string(selfLoops ? "graph(self_loops) {\n" : "graph {\n") +
          "  vertex x: f32[" + std::to_string(features) + "];\n"
          "  vertex label: class[" + std::to_string(classes) + "];\n" +
          (edgeInput ? "  edge w: f32[2] = 1.0;\n" : "") +
@@ -200,13 +201,15 @@ inline std::string edgeAttention(int features, int classes, bool edgeInput) {
 }
 
 inline std::unique_ptr<saga::Model> compileAttention(int features, int classes,
-                                        bool edgeInput, unsigned opt) {
+                                        bool edgeInput, unsigned opt,
+                                        bool selfLoops = true) {
   saga::CompileOptions co;
   co.training = true;
   co.optLevel = opt;
   co.threads = 2;
   auto compiled = saga::Model::compileSource(
-      edgeAttention(features, classes, edgeInput), "edge-attention", co);
+      edgeAttention(features, classes, edgeInput, selfLoops), "edge-attention",
+      co);
   if (!compiled) {
     ADD_FAILURE() << llvm::toString(compiled.takeError());
     return nullptr;
