@@ -1043,10 +1043,9 @@ llvm::Expected<int64_t> chunked::readInput(ModelOp model,
   const int64_t first = p.piece >= 0 ? lo(p.piece) : 0;
   const int64_t count = p.piece >= 0 ? hi(p.piece) - lo(p.piece) : 0;
   auto d = dyn_cast<DomainType>(v.getType());
-  if (const Tensor *ext = external(model, ctx, v);
-      ext && d && d.isEdgeDomain() && p.piece >= 0)
-    return readEdgePiece(pm, g, *ext, v, name, p.piece, to, bytes, rows);
   if (const Tensor *ext = external(model, ctx, v)) {
+    if (d && d.isEdgeDomain() && p.piece >= 0)
+      return readEdgePiece(pm, g, *ext, v, name, p.piece, to, bytes, rows);
     if (ext->numElements() != elementsOf(v.getType(), g))
       return llvm::createStringError(
           "input " + name + " has shape " + ext->describe() +

@@ -176,6 +176,33 @@ TEST(ChunkPlan, EdgeValuesSplitByDestinationInterval) {
                             "graph's 4194304"),
             std::string::npos)
       << diagnostic;
+  // Counts for another P, or edges in a chunk listed empty.
+  schedule.setChunkEdges(std::vector<int64_t>{e});
+  EXPECT_TRUE(failed(schedule.verify()));
+  EXPECT_NE(diagnostic.find("chunk_edges must hold P x P = 16 counts (found 1)"),
+            std::string::npos)
+      << diagnostic;
+  edited[1] -= 1;
+  schedule.setChunkEdges(edited);
+  schedule.setEmptyChunks(std::vector<int32_t>{1});
+  EXPECT_TRUE(failed(schedule.verify()));
+  EXPECT_NE(diagnostic.find("chunk 1 is listed empty but chunk_edges gives it"),
+            std::string::npos)
+      << diagnostic;
+  // A model whose edge values cannot be split (here: it has none) refuses
+  // a schedule that splits them, at the schedule.
+  Compiled gcn = trainingPlan("gcn.saga");
+  auto plain = planChunked(gcn.model, whole, int64_t(1) << 40, parts);
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+  ScheduleOp s = writeSchedule(gcn.model, *plain);
+  ASSERT_FALSE(s.getChunkEdges());
+  s.setChunkEdges(split.chunkEdges(plain->memory.bounds));
+  auto refused = readSchedule(s);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError())
+                .find("the schedule splits edge values by interval, but the "
+                      "model's cannot be"),
+            std::string::npos);
 }
 
 TEST(ChunkPlan, ScheduleReadsBackAsThePlan) {
@@ -604,6 +631,30 @@ TEST(ChunkPlan, KernelPartsAreCheckedAgainstTheSchedule) {
   auto listed = calls({true, true, true, 1, 0, 3, 0, 2}, &error);
   EXPECT_EQ(error, "chunk [1, 0] holds edges but the schedule lists it as empty");
   EXPECT_TRUE(listed.empty()); // a middle empty chunk calls nothing
+  // Split edge values: the parts' ids are the edges' numbers in chunk
+  // order (chunk [1, 0]'s one edge is number 5 here), the source's ids
+  // their keys; a chunk whose edges are not the schedule's count stops.
+  PlanMemory pm;
+  pm.bounds = bounds;
+  pm.chunkEdges = {4, 0, 0, 1, 0, 0, 0, 0, 1};
+  pm.chunkBase = {0, 5, 5, 4, 5, 5, 5, 5, 5};
+  pm.edgeFirst = {0, 5, 5, 6};
+  std::vector<std::pair<int32_t, int32_t>> numbered; // id, key
+  llvm::Error e = chunked::forEachKernelPart(
+      ctx, bounds, false, {false, true, false, 1, 0, 3, 0, 2, &pm},
+      [&](const ChunkView &view, int64_t, bool) -> llvm::Error {
+        for (int64_t p = view.offsets[0]; p < view.offsets[2]; ++p)
+          numbered.push_back({view.edgeIds[p], view.edgeKeys()[p]});
+        return llvm::Error::success();
+      });
+  ASSERT_FALSE(bool(e)) << llvm::toString(std::move(e));
+  EXPECT_EQ(numbered, (std::vector<std::pair<int32_t, int32_t>>{{4, 0}}));
+  pm.chunkEdges[3] = 2;
+  calls({false, true, false, 1, 0, 3, 0, 2, &pm}, &error);
+  EXPECT_EQ(error, "chunk [1, 0] holds 1 edges, the schedule's 2");
+  pm.chunkEdges[3] = 0;
+  calls({false, true, false, 1, 0, 3, 0, 2, &pm}, &error);
+  EXPECT_EQ(error, "chunk [1, 0] holds more edges than the schedule's 0");
 }
 
 } // namespace
