@@ -14,7 +14,9 @@
 #           runtime keeps the propagation unchunked (must be no slower).
 # Prints median forward times and the speed-up over unchunked; writes
 # bench/results/intervals.csv and intervals.log. Settings: THREADS (2),
-# REPEAT (timed runs, 5), SWEEP ("2 4 8 16 32"), BUILD (build).
+# REPEAT (timed runs, 5), SWEEP ("2 4 8 16 32"), BUILD (build), CEILING
+# (1: also run bench/agg_ceiling.cpp, the best any chunked kernel does on
+# the dense graph without Saga; 0: skip it).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -63,3 +65,18 @@ for g in "dense 19 64" "sparse 20 16"; do
       "$(echo "$base / $ms" | bc -l)"
   done
 done | tee -a "$LOG"
+
+# The ceiling: how far any source-interval kernel gets on this machine,
+# measured without Saga (bench/agg_ceiling.cpp) on the same dense graph and
+# features, checked against Saga's result. CEILING=0 skips it.
+if [ "${CEILING:-1}" != 0 ]; then
+  DUMP="$(mktemp -d "${TMPDIR:-/tmp}/saga-agg-ceiling.XXXXXX")"
+  trap 'rm -rf "$DUMP"' EXIT
+  "$BENCH" agg --scale 19 --edge-factor 64 --widths 64 --threads "$THREADS" \
+    --repeat 1 --source-intervals 1 --dump "$DUMP" 2>/dev/null |
+    grep '^RESULT' >> "$LOG"
+  g++ -O3 -march=native -fopenmp bench/agg_ceiling.cpp -o "$DUMP/agg_ceiling"
+  echo "# ceiling: bench/agg_ceiling.cpp on the dense graph" | tee -a "$LOG"
+  OMP_NUM_THREADS="$THREADS" "$DUMP/agg_ceiling" "$DUMP" "$REPEAT" |
+    grep -E '^(coverage|best|RESULT)' | tee -a "$LOG"
+fi
