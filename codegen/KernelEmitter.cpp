@@ -871,7 +871,8 @@ FailureOr<Kernel> saga::emitKernel(Operation *op, StringRef name,
   // kPrefetchDistance positions ahead will read, up to kPrefetchLines cache
   // lines per operand. Rows by edge id (edge operands, an edge_map's
   // results) are random too unless the edges were numbered by destination.
-  constexpr int64_t kPrefetchDistance = 32, kPrefetchLines = 16;
+  constexpr int64_t kPrefetchDistance = kEdgePrefetchDistance,
+                    kPrefetchLines = 16;
   auto prefetchRow = [&](RowVal r, bool write) {
     int64_t elemBytes = std::max(1u, r.elemType.getIntOrFloatBitWidth() / 8);
     int64_t perLine = std::max<int64_t>(1, 64 / elemBytes);

@@ -906,16 +906,28 @@ llvm::Error chunked::forEachKernelPart(
               "chunk [" + std::to_string(c.i) + ", " + std::to_string(c.j) +
               "] holds more edges than the schedule's " +
               std::to_string(pm->chunkEdges[inChunk]));
-        // (Positions outside rows [lo, hi) stay 0: a valid number for the
-        // kernels' prefetches past the rows' last edge.)
+        // Numbers for rows [lo, hi)'s positions only (a view of a graph in
+        // memory holds the whole source interval, every row), addressed by
+        // position like the view's arrays; the kernels' prefetches read up
+        // to kEdgePrefetchDistance positions further, numbered 0 (a valid
+        // number: they only prefetch).
+        const int64_t begin = view.offsets[c.lo];
+        const int64_t stop =
+            std::min(view.numEdges, begin + n + kEdgePrefetchDistance);
         auto numbers = std::shared_ptr<int32_t[]>(
-            new int32_t[size_t(std::max<int64_t>(view.numEdges, 1))]());
+            new int32_t[size_t(std::max<int64_t>(stop - begin, 1))]);
+        std::fill(numbers.get() + n, numbers.get() + (stop - begin), 0);
+        // Position p is numbers[p - begin] (an address computed as an
+        // integer: the kernels read positions [begin, stop) only).
+        int32_t *byPosition = reinterpret_cast<int32_t *>(
+            reinterpret_cast<uintptr_t>(numbers.get()) -
+            uintptr_t(begin) * sizeof(int32_t));
         numberInChunkOrder(view, reversed, c.lo, c.hi, bounds[size_t(c.i)],
                            bounds[size_t(c.i) + 1],
-                           pm->chunkBase[inChunk] + done, numbers.get());
+                           pm->chunkBase[inChunk] + done, byPosition);
         done += n;
         ChunkView numbered = view;
-        numbered.edgeIds = numbers.get();
+        numbered.edgeIds = byPosition;
         numbered.keys = view.edgeKeys();
         numbered.hold = std::make_shared<
             std::pair<std::shared_ptr<const void>, std::shared_ptr<int32_t[]>>>(

@@ -97,6 +97,10 @@ struct ChunkedStats {
   /// loaded whole.
   int64_t rowLoads = 0, rowLoadBytes = 0, rowLoadWholeBytes = 0;
   PlanRunStats run;         // what moved, stalls, the pool's peak
+  /// The chunks' CSR sent to a device as kernels over edges ran (CUDA: a
+  /// graph held in host memory streams each chunk's rows up; 0 on the CPU),
+  /// and the edges in it: each kernel over edges sends every edge once.
+  int64_t csrBytesUploaded = 0, csrEdgesUploaded = 0;
   /// Chunks read ahead from a file: parts handed over, requests read in
   /// place (out of the schedule's order), the reader's busy time and the
   /// time kernels waited for a part.

@@ -314,6 +314,18 @@ TEST(CudaChunked, SplitEdgeValuesMatchTheCpu) {
     ASSERT_TRUE(bool(got)) << errorText(got.takeError());
     EXPECT_TRUE(got->chunked.edgesSplit);
     expectClose(got->prediction, want->prediction, "prediction");
+    // Each kernel over edges sends every edge up once, whatever P (a
+    // chunk's rows only, not its whole source interval's).
+    ForwardOptions two = fo;
+    two.intervals = 2;
+    auto gotTwo = gpu->forward(two);
+    ASSERT_TRUE(bool(gotTwo)) << errorText(gotTwo.takeError());
+    EXPECT_GT(got->chunked.csrEdgesUploaded, 0);
+    EXPECT_EQ(got->chunked.csrEdgesUploaded % g.numEdges, 0);
+    EXPECT_EQ(got->chunked.csrEdgesUploaded, gotTwo->chunked.csrEdgesUploaded);
+    EXPECT_GT(got->chunked.csrBytesUploaded, gotTwo->chunked.csrBytesUploaded)
+        << "one more row interval's offsets per kernel";
+    expectClose(gotTwo->prediction, want->prediction, "prediction at P = 2");
     auto wantStep = cpu->trainStep(fo, 3);
     auto gotStep = gpu->trainStep(fo, 3);
     ASSERT_TRUE(bool(wantStep)) << errorText(wantStep.takeError());

@@ -397,6 +397,10 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
   if (c.edgesSplit)
     llvm::outs() << "edge values: in " << c.intervals
                  << " pieces each, by destination interval (chunk order)\n";
+  if (c.csrBytesUploaded)
+    llvm::outs() << llvm::format(
+        "graph to the device: %.1f MiB of chunk CSR, %lld edges\n",
+        mib(double(c.csrBytesUploaded)), (long long)c.csrEdgesUploaded);
   if (c.rowLoads)
     llvm::outs() << llvm::format(
         "selective loading: %lld loads of only the rows a chunk reads, %.1f "

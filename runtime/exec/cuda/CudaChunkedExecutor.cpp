@@ -175,6 +175,10 @@ public:
   bool isInput(int t) const { return pm.problem.tensors[size_t(t)].input; }
   llvm::Error compute(int k, Resident &r);
   std::vector<Tensor> takeResults() { return std::move(results); }
+  /// The chunks' CSR uploaded so far (offsets, edges' other ends, numbers
+  /// and keys).
+  int64_t csrBytes() const { return csrBytesUploaded; }
+  int64_t csrEdges() const { return csrEdgesUploaded; }
 
 private:
   int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
@@ -219,6 +223,7 @@ private:
   CUdeviceptr rows = 0; // the loss mask (0: every row)
   int64_t numRows = -1;
   std::vector<Tensor> results;
+  int64_t csrBytesUploaded = 0, csrEdgesUploaded = 0;
 };
 
 } // namespace saga
@@ -352,18 +357,22 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
   if (!overEdges)
     return cuda::launchPlanKernel(dev, plan, op, args, lo(j), hi(j), seed);
   // The chunk's CSR, in one or more parts, uploaded as it streams: the
-  // offsets of rows [lo(j), hi(j)] (addressed from row 0) and its edges.
+  // offsets of rows [lo(j), hi(j)] and the edges at positions
+  // [offsets[lo(j)], offsets[hi(j)]), all addressed as in the view (a view
+  // of a graph in memory holds the whole source interval, every row: only
+  // the rows' edges go up).
   return chunked::forEachKernelPart(
       ctx, pm.bounds, reversed,
       {op.getPropagate(), chunkedOp, empty, i, j, parts, lo(j), hi(j), &pm},
       [&](const ChunkView &view, int64_t phase, bool writes) -> llvm::Error {
-        int64_t rowsN = hi(j) - lo(j), edges = view.numEdges;
+        const int64_t rowsN = hi(j) - lo(j), first = view.offsets[lo(j)],
+                      end = view.offsets[hi(j)], edges = end - first;
         // Dropout over edges keys its masks by the graph's edge ids, apart
         // from the numbers split edge values are indexed by.
         const bool keyed = fn->hasAttr("saga.edge_keys");
-        auto csr = dev.allocate((rowsN + 1) * 8 + (keyed ? 3 : 2) *
-                                                      std::max<int64_t>(edges, 1) * 4,
-                                "a streamed chunk's CSR");
+        const int64_t bytes =
+            (rowsN + 1) * 8 + (keyed ? 3 : 2) * std::max<int64_t>(edges, 1) * 4;
+        auto csr = dev.allocate(bytes, "a streamed chunk's CSR");
         if (!csr)
           return csr.takeError();
         CUdeviceptr offsets = *csr, others = offsets + CUdeviceptr((rowsN + 1) * 8),
@@ -375,18 +384,24 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
         if (auto e = dev.upload(offsets, view.offsets + lo(j), (rowsN + 1) * 8))
           return e;
         if (edges) {
-          if (auto e = dev.upload(others, view.others, edges * 4))
+          if (auto e = dev.upload(others, view.others + first, edges * 4))
             return e;
-          if (auto e = dev.upload(ids, view.edgeIds, edges * 4))
+          if (auto e = dev.upload(ids, view.edgeIds + first, edges * 4))
             return e;
           if (keyed)
-            if (auto e = dev.upload(keys, view.edgeKeys(), edges * 4))
+            if (auto e = dev.upload(keys, view.edgeKeys() + first, edges * 4))
               return e;
         }
+        csrBytesUploaded += (rowsN + 1) * 8 + (keyed ? 3 : 2) * edges * 4;
+        csrEdgesUploaded += edges;
+        // Addressed from row 0 and position 0: the kernel reads rows
+        // [lo(j), hi(j)] of the offsets and positions [first, end).
+        const CUdeviceptr shift = CUdeviceptr(first * 4);
         std::vector<KernelParam> all{
             KernelParam::buffer(offsets - CUdeviceptr(lo(j) * 8),
                                 int64_t(g.numVertices) + 1),
-            KernelParam::buffer(others, edges), KernelParam::buffer(ids, edges)};
+            KernelParam::buffer(others - shift, end),
+            KernelParam::buffer(ids - shift, end)};
         all.insert(all.end(), args.begin(), args.end());
         if (op.getPropagate() && chunkedOp) {
           all[3 + phaseAt].value = phase;
@@ -395,7 +410,7 @@ llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
               all[3 + a].ptr = 0;
         }
         if (keyed)
-          all.push_back(KernelParam::buffer(keys, edges));
+          all.push_back(KernelParam::buffer(keys - shift, end));
         return cuda::launchPlanKernel(dev, plan, op, all, lo(j), hi(j), seed);
       });
 }
@@ -681,6 +696,8 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     stats->plannedBytes = memoryPlan.bytesMoved();
     chunked::noteRowLoads(pm, memoryPlan, stats);
     stats->run = *ran;
+    stats->csrBytesUploaded = run.csrBytes();
+    stats->csrEdgesUploaded = run.csrEdges();
   }
   return run.takeResults();
 }
