@@ -121,8 +121,9 @@ public:
   llvm::Error readChunkPart(int64_t i, int64_t j, int64_t first, int64_t count,
                             ChunkEdge *to, uint32_t *crc);
   llvm::Error checkChunk(int64_t i, int64_t j, uint32_t crc);
-  /// Interval j's feature rows into `to` ([rows, numFeatures] floats).
-  llvm::Error readFeatureRows(int64_t j, float *to);
+  /// Interval j's feature rows into `to` ([rows, numFeatures] floats),
+  /// each row divided by its sum with `normalize` (rowNormalize).
+  llvm::Error readFeatureRows(int64_t j, float *to, bool normalize = false);
   /// Rows [begin, end), whole intervals of the file, into `to`; each row
   /// divided by its sum with `normalize` (rowNormalize).
   llvm::Error readFeatureRange(int64_t begin, int64_t end, float *to,

@@ -4,6 +4,7 @@
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Intervals.h"
+#include "runtime/graph/Loaders.h"
 
 #include "TestData.h"
 
@@ -148,6 +149,29 @@ TEST(GraphFile, ChunksAndFeatureIntervals) {
                 0);
       EXPECT_EQ(aligned.get()[bytes], 0x7f);
       EXPECT_EQ(aligned.get()[padded - 1], 0x7f);
+      // Normalised as read (checksummed and divided a block of rows at a
+      // time): each row divided by its sum in double, added one column
+      // after another, bit for bit.
+      const int64_t n = b[size_t(j) + 1] - b[size_t(j)];
+      std::vector<float> want(cora().features.f32() + b[size_t(j)] * 1433,
+                              cora().features.f32() + b[size_t(j) + 1] * 1433);
+      for (int64_t v = 0; v < n; ++v) {
+        double sum = 0;
+        for (int64_t f = 0; f < 1433; ++f)
+          sum += want[size_t(v * 1433 + f)];
+        for (int64_t f = 0; sum != 0 && f < 1433; ++f)
+          want[size_t(v * 1433 + f)] = float(want[size_t(v * 1433 + f)] / sum);
+      }
+      std::vector<float> got(want.size());
+      ASSERT_EQ(errorOf((*file)->readFeatureRange(b[size_t(j)], b[size_t(j) + 1],
+                                                  got.data(), true)),
+                "");
+      EXPECT_EQ(std::memcmp(got.data(), want.data(), want.size() * 4), 0);
+      Tensor whole = Tensor::uninitialized({n, 1433}, DType::F32);
+      std::memcpy(whole.f32(), cora().features.f32() + b[size_t(j)] * 1433,
+                  want.size() * 4);
+      rowNormalize(whole);
+      EXPECT_EQ(std::memcmp(whole.f32(), want.data(), want.size() * 4), 0);
     }
     EXPECT_EQ(seen.size(), cora().edges.src.size());
     EXPECT_EQ(errorOf((*file)->readChunk(4, 0).takeError()),
@@ -177,8 +201,9 @@ TEST(GraphFile, StreamedFeatureRowsWriteTheSameFile) {
 }
 
 // A streamed chunk that a corrupt file garbles is refused, naming the file
-// and the chunk: an edge outside the chunk at once, any other change by the
-// chunk's checksum, before its last part runs.
+// and the chunk: an edge outside the chunk or out of order (by destination)
+// at once, any other change by the chunk's checksum, before its last part
+// runs.
 TEST(GraphFile, CorruptStreamedChunksAreRefused) {
   std::string good = readBytes(coraFile(4));
   // The chunk-edges section (kind 9): its offset in the section table.
@@ -191,14 +216,23 @@ TEST(GraphFile, CorruptStreamedChunksAreRefused) {
   }
   ASSERT_GT(at, 0u);
   std::string path = scratch("corrupt-chunk.sgf");
-  for (bool outside : {true, false}) {
+  enum Damage { Outside, Unsorted, Id };
+  for (Damage damage : {Outside, Unsorted, Id}) {
     std::string bad = good;
-    int32_t first[3]; // chunk (0, 0)'s first edge: dst, src, id
+    int32_t first[3], later[3]; // chunk (0, 0)'s edges 0 and 6: dst, src, id
     std::memcpy(first, bad.data() + at, 12);
-    if (outside)
+    std::memcpy(later, bad.data() + at + 6 * 12, 12);
+    if (damage == Outside) {
       first[0] = 2700; // a destination in the last interval
-    else
+    } else if (damage == Unsorted) {
+      // The first part's (7 records) first and last swapped: a later
+      // destination first.
+      ASSERT_LT(first[0], later[0]);
+      std::memcpy(bad.data() + at + 6 * 12, first, 12);
+      std::memcpy(first, later, 12);
+    } else {
       first[2] ^= 1; // another edge id
+    }
     std::memcpy(bad.data() + at, first, 12);
     writeBytes(path, bad);
     auto file = GraphFile::open(path);
@@ -211,8 +245,12 @@ TEST(GraphFile, CorruptStreamedChunksAreRefused) {
           ++ran;
           return llvm::Error::success();
         }));
-    if (outside) {
+    if (damage == Outside) {
       EXPECT_EQ(err, path + ": chunk (0, 0) holds an edge outside it");
+      EXPECT_EQ(ran, 0);
+    } else if (damage == Unsorted) {
+      EXPECT_EQ(err, path + ": chunk (0, 0) holds its edges out of order (by "
+                            "destination)");
       EXPECT_EQ(ran, 0);
     } else {
       EXPECT_EQ(err.rfind(path + ": chunk (0, 0) at offset", 0), 0u) << err;
