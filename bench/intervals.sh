@@ -73,8 +73,9 @@ if [ "${CEILING:-1}" != 0 ]; then
   DUMP="$(mktemp -d "${TMPDIR:-/tmp}/saga-agg-ceiling.XXXXXX")"
   trap 'rm -rf "$DUMP"' EXIT
   "$BENCH" agg --scale 19 --edge-factor 64 --widths 64 --threads "$THREADS" \
-    --repeat 1 --source-intervals 1 --dump "$DUMP" 2>/dev/null |
-    grep '^RESULT' >> "$LOG"
+    --repeat 1 --source-intervals 1 --dump "$DUMP" 2>>"$LOG" |
+    grep '^RESULT' >> "$LOG" ||
+    { echo "intervals.sh: the dump run failed; see $LOG" >&2; exit 1; }
   g++ -O3 -march=native -fopenmp bench/agg_ceiling.cpp -o "$DUMP/agg_ceiling"
   echo "# ceiling: bench/agg_ceiling.cpp on the dense graph" | tee -a "$LOG"
   OMP_NUM_THREADS="$THREADS" "$DUMP/agg_ceiling" "$DUMP" "$REPEAT" |

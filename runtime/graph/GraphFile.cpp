@@ -915,6 +915,8 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
   auto key = [](const ChunkEdge &e) { return std::make_tuple(e.dst, e.src, e.id); };
   const int64_t parts = std::max<int64_t>(1, (total + partEdges - 1) / partEdges);
   int32_t nextLoop = lo; // the first self loop not yet in a part
+  int32_t lastRow = lo;  // in-edges: the destination of the last record so
+                         // far (records ascend by it, across parts too)
   uint32_t crc = 0;
   // Scratch kept by the thread that reads (each chunk would otherwise map
   // and zero fresh pages).
@@ -971,15 +973,16 @@ llvm::Error GraphFileChunks::forEachPart(bool reversed,
       int32_t previous = lo;
       for (size_t k = 0; k < list.size(); ++k) {
         const ChunkEdge &e = records[k];
-        if (e.dst < previous || e.dst >= hi || e.src < otherLo ||
+        if (e.dst < lastRow || e.dst >= hi || e.src < otherLo ||
             e.src >= otherHi) {
-          if (e.dst >= lo && e.dst < previous)
+          if (e.dst >= lo && e.dst < lastRow)
             return llvm::createStringError(
                 file.filePath() + ": chunk (" + std::to_string(fi) + ", " +
                 std::to_string(fj) +
                 ") holds its edges out of order (by destination)");
           return outside();
         }
+        lastRow = e.dst;
         // Rows up to this edge's end where every edge before it does.
         for (; previous < e.dst; ++previous)
           offsets[size_t(previous - lo) + 1] = int64_t(k);

@@ -216,8 +216,8 @@ TEST(GraphFile, CorruptStreamedChunksAreRefused) {
   }
   ASSERT_GT(at, 0u);
   std::string path = scratch("corrupt-chunk.sgf");
-  enum Damage { Outside, Unsorted, Id };
-  for (Damage damage : {Outside, Unsorted, Id}) {
+  enum Damage { Outside, Unsorted, UnsortedAcrossParts, Id };
+  for (Damage damage : {Outside, Unsorted, UnsortedAcrossParts, Id}) {
     std::string bad = good;
     int32_t first[3], later[3]; // chunk (0, 0)'s edges 0 and 6: dst, src, id
     std::memcpy(first, bad.data() + at, 12);
@@ -230,10 +230,25 @@ TEST(GraphFile, CorruptStreamedChunksAreRefused) {
       ASSERT_LT(first[0], later[0]);
       std::memcpy(bad.data() + at + 6 * 12, first, 12);
       std::memcpy(first, later, 12);
+    } else if (damage == UnsortedAcrossParts) {
+      // Edge 6, the first part's last, swapped with the first later edge
+      // of a larger destination: the first part stays in order, the
+      // second starts below where the first ended.
+      size_t k = 7;
+      int32_t next[3];
+      for (; k < 200; ++k) {
+        std::memcpy(next, bad.data() + at + k * 12, 12);
+        if (next[0] > later[0])
+          break;
+      }
+      ASSERT_LT(k, 200u) << "chunk (0, 0) starts with 200 edges into 2 rows";
+      std::memcpy(bad.data() + at + k * 12, later, 12);
+      std::memcpy(bad.data() + at + 6 * 12, next, 12);
     } else {
       first[2] ^= 1; // another edge id
     }
-    std::memcpy(bad.data() + at, first, 12);
+    if (damage != UnsortedAcrossParts)
+      std::memcpy(bad.data() + at, first, 12);
     writeBytes(path, bad);
     auto file = GraphFile::open(path);
     ASSERT_TRUE(bool(file)) << llvm::toString(file.takeError());
@@ -248,10 +263,10 @@ TEST(GraphFile, CorruptStreamedChunksAreRefused) {
     if (damage == Outside) {
       EXPECT_EQ(err, path + ": chunk (0, 0) holds an edge outside it");
       EXPECT_EQ(ran, 0);
-    } else if (damage == Unsorted) {
+    } else if (damage == Unsorted || damage == UnsortedAcrossParts) {
       EXPECT_EQ(err, path + ": chunk (0, 0) holds its edges out of order (by "
                             "destination)");
-      EXPECT_EQ(ran, 0);
+      EXPECT_EQ(ran, damage == Unsorted ? 0 : 1);
     } else {
       EXPECT_EQ(err.rfind(path + ": chunk (0, 0) at offset", 0), 0u) << err;
       EXPECT_NE(err.find("checksum mismatch"), std::string::npos) << err;
