@@ -101,6 +101,11 @@ struct ChunkedStats {
   /// graph held in host memory streams each chunk's rows up; 0 on the CPU),
   /// and the edges in it: each kernel over edges sends every edge once.
   int64_t csrBytesUploaded = 0, csrEdgesUploaded = 0;
+  /// Device memory a CUDA run holds outside the plan's pieces, besides the
+  /// streamed CSR and the graph inputs kept resident: values outside the
+  /// plan, the loss rows, a loss's terms (one interval's when the loss
+  /// rows ascend), partial sums and weight-gradient slices. 0 on the CPU.
+  int64_t deviceOutsideBytes = 0;
   /// Chunks read ahead from a file: parts handed over, requests read in
   /// place (out of the schedule's order), the reader's busy time and the
   /// time kernels waited for a part.

@@ -14,7 +14,10 @@
 #include "runtime/Model.h"
 #include "runtime/exec/cuda/CudaApi.h"
 #include "runtime/exec/cuda/CudaDevice.h"
+#include "runtime/exec/cuda/RuntimeKernels.h"
+#include "runtime/exec/cuda/RuntimeOps.h"
 #include "runtime/graph/GraphFile.h"
+#include "runtime/graph/Intervals.h"
 #include "runtime/memory/MemoryPlanner.h"
 
 #include "TestGraphs.h"
@@ -24,6 +27,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
 #include <unistd.h>
 #include <vector>
 
@@ -336,6 +341,97 @@ TEST(CudaChunked, SplitEdgeValuesMatchTheCpu) {
       expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
                   "d loss / d " + wantStep->gradients[i].first, 0.01, 1e-4);
   }
+}
+
+// A chunked run's loss keeps one interval's terms on the device, not every
+// loss row's: a loss over every vertex of the hub graph holds 8 bytes per
+// row of its largest interval for each loss op (the loss and its
+// gradient's count), so P = 4 holds less than P = 2 by at least that
+// much (every row's 16 bytes before, whatever P); the losses agree.
+TEST(CudaChunked, LossKeepsOneIntervalsTerms) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  std::unique_ptr<Model> gpu = compileExample("gcn.saga", 2);
+  ASSERT_TRUE(gpu);
+  ASSERT_EQ(errorText(gpu->useCuda()), "");
+  const Graph &g = graphFor("hub", gpu->selfLoops());
+  bindInputs(*gpu, g, "hub", "gcn/cuda-loss-terms");
+  ForwardOptions fo;
+  fo.memoryBudget = unboundedPeak(*gpu);
+  ASSERT_TRUE(fo.lossMask.empty()); // every vertex a loss row
+  auto largest = [&](int64_t parts) {
+    std::vector<int32_t> b = chunkIntervals(g.numVertices, parts);
+    int64_t most = 0;
+    for (size_t k = 0; k + 1 < b.size(); ++k)
+      most = std::max<int64_t>(most, b[k + 1] - b[k]);
+    return most;
+  };
+  std::map<int64_t, TrainStepResult> steps;
+  for (int64_t parts : {2, 4}) {
+    fo.intervals = parts;
+    auto step = gpu->trainStep(fo, 3);
+    ASSERT_TRUE(bool(step)) << errorText(step.takeError());
+    ASSERT_EQ(step->chunked.intervals, parts);
+    EXPECT_GT(step->chunked.deviceOutsideBytes, 0);
+    steps.emplace(parts, std::move(*step));
+  }
+  EXPECT_GE(steps[2].chunked.deviceOutsideBytes -
+                steps[4].chunked.deviceOutsideBytes,
+            2 * 8 * (largest(2) - largest(4)));
+  EXPECT_NEAR(steps[4].loss, steps[2].loss, 1e-5 * std::fabs(steps[2].loss));
+}
+
+// The runtime's streamed sum (reducePart, then reduceFinish) over parts in
+// order gives reduce's bits over the whole: doubles of mixed magnitudes
+// whose sum depends on the order of its additions, floats, squares, parts
+// of every size (empty, under and over the block's 256 threads).
+TEST(CudaStandIn, StreamedReduceGivesTheWholeSumsBits) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  CudaDevice::Options o;
+  o.poolBytes = 1 << 20;
+  auto dev = CudaDevice::open(o);
+  ASSERT_TRUE(bool(dev)) << errorText(dev.takeError());
+  auto module = (*dev)->load(runtimeKernelSource(), runtimeKernelNames());
+  ASSERT_TRUE(bool(module)) << errorText(module.takeError());
+  RuntimeOps ops(**dev, **module);
+  const int64_t n = 1000;
+  std::vector<double> xd(n);
+  std::vector<float> xf(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xd[size_t(i)] = std::ldexp(double((i * 7919) % 1000 + 1) / 7.0,
+                               int((i * 31) % 60) - 30);
+    xf[size_t(i)] = float(xd[size_t(i)]);
+  }
+  auto x = (*dev)->allocate(n * 8, "x");
+  auto f = (*dev)->allocate(n * 4, "xf");
+  auto out = (*dev)->allocate(16, "sums");
+  auto state = (*dev)->allocate(kReduceThreads * 8, "state");
+  ASSERT_TRUE(x && f && out && state);
+  ASSERT_EQ(errorText((*dev)->upload(*x, xd.data(), n * 8)), "");
+  ASSERT_EQ(errorText((*dev)->upload(*f, xf.data(), n * 4)), "");
+  for (bool floats : {false, true})
+    for (bool square : {false, true}) {
+      SCOPED_TRACE(std::string(floats ? "floats" : "doubles") +
+                   (square ? ", squared" : ""));
+      CUdeviceptr xs = floats ? 0 : *x, fs = floats ? *f : 0;
+      ASSERT_EQ(errorText(ops.reduce(fs, xs, n, square, *out)), "");
+      ASSERT_EQ(errorText((*dev)->fill32(*state, 0, kReduceThreads * 2)), "");
+      const int64_t cuts[] = {0, 37, 37, 293, 300, 811, n};
+      for (size_t k = 0; k + 1 < std::size(cuts); ++k) {
+        const int64_t b = cuts[k], m = cuts[k + 1] - cuts[k];
+        ASSERT_EQ(errorText(ops.reducePart(fs ? fs + CUdeviceptr(b * 4) : 0,
+                                           xs ? xs + CUdeviceptr(b * 8) : 0, m,
+                                           b, square, *state)),
+                  "");
+      }
+      ASSERT_EQ(errorText(ops.reduceFinish(*state, *out + 8)), "");
+      double sums[2];
+      ASSERT_EQ(errorText((*dev)->download(sums, *out, 16)), "");
+      EXPECT_NE(sums[0], 0.0);
+      EXPECT_EQ(std::memcmp(&sums[0], &sums[1], 8), 0)
+          << sums[0] << " vs " << sums[1];
+    }
 }
 
 // The device pool reports what it cannot fit, naming the buffer.

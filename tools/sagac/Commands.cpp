@@ -399,8 +399,10 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
                  << " pieces each, by destination interval (chunk order)\n";
   if (c.csrBytesUploaded)
     llvm::outs() << llvm::format(
-        "graph to the device: %.1f MiB of chunk CSR, %lld edges\n",
-        mib(double(c.csrBytesUploaded)), (long long)c.csrEdgesUploaded);
+        "graph to the device: %.1f MiB of chunk CSR, %lld edges; %.1f MiB "
+        "held outside the plan (loss terms, partial sums, small values)\n",
+        mib(double(c.csrBytesUploaded)), (long long)c.csrEdgesUploaded,
+        mib(double(c.deviceOutsideBytes)));
   if (c.rowLoads)
     llvm::outs() << llvm::format(
         "selective loading: %lld loads of only the rows a chunk reads, %.1f "

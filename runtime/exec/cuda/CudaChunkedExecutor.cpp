@@ -18,6 +18,7 @@
 #include "codegen/KernelEmitter.h"
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/cuda/PlanKernels.h"
+#include "runtime/exec/cuda/RuntimeKernels.h"
 #include "runtime/exec/cuda/RuntimeOps.h"
 
 #include "mlir/IR/SymbolTable.h"
@@ -179,6 +180,8 @@ public:
   /// and keys).
   int64_t csrBytes() const { return csrBytesUploaded; }
   int64_t csrEdges() const { return csrEdgesUploaded; }
+  /// Device memory held for the run outside the plan's pieces.
+  int64_t outsideBytes() const { return scratchBytes; }
 
 private:
   int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
@@ -222,8 +225,17 @@ private:
   llvm::DenseSet<Operation *> started;
   CUdeviceptr rows = 0; // the loss mask (0: every row)
   int64_t numRows = -1;
+  /// With ascending loss rows, interval j's are [lossBegin[j],
+  /// lossBegin[j + 1]) and a loss keeps only one interval's terms at a
+  /// time (lossWindow of them), summed part by part (reducePart) into
+  /// the bits of one sum over all; otherwise every term (lossWindow =
+  /// numRows), summed at the last interval.
+  bool lossAscending = false;
+  std::vector<int64_t> lossBegin;
+  int64_t lossWindow = 1;
   std::vector<Tensor> results;
   int64_t csrBytesUploaded = 0, csrEdgesUploaded = 0;
+  int64_t scratchBytes = 0; // scratch(), held to the end of the run
 };
 
 } // namespace saga
@@ -231,8 +243,10 @@ private:
 llvm::Expected<CUdeviceptr> CudaChunkedRun::scratch(int64_t bytes,
                                                     const std::string &what) {
   auto p = dev.allocate(std::max<int64_t>(bytes, 4), what);
-  if (p)
+  if (p) {
     owned.push_back(*p);
+    scratchBytes += std::max<int64_t>(bytes, 4);
+  }
   return p;
 }
 
@@ -288,16 +302,31 @@ llvm::Expected<CUdeviceptr> CudaChunkedRun::graphOffsets(bool reversed) {
 llvm::Error CudaChunkedRun::lossRows() {
   if (numRows >= 0)
     return llvm::Error::success();
-  if (ctx.lossMask.empty()) {
-    numRows = g.numVertices;
-    return llvm::Error::success();
+  const std::vector<int32_t> &mask = ctx.lossMask;
+  numRows = mask.empty() ? int64_t(g.numVertices) : int64_t(mask.size());
+  lossAscending = std::is_sorted(mask.begin(), mask.end());
+  lossWindow = std::max<int64_t>(numRows, 1);
+  if (lossAscending) {
+    lossBegin.resize(size_t(parts) + 1);
+    lossWindow = 1;
+    for (int64_t j = 0; j <= parts; ++j) {
+      int64_t row = j == parts ? g.numVertices : lo(j);
+      lossBegin[size_t(j)] =
+          mask.empty() ? row
+                       : std::lower_bound(mask.begin(), mask.end(), row) -
+                             mask.begin();
+      if (j > 0)
+        lossWindow = std::max(lossWindow,
+                              lossBegin[size_t(j)] - lossBegin[size_t(j) - 1]);
+    }
   }
-  numRows = int64_t(ctx.lossMask.size());
+  if (mask.empty())
+    return llvm::Error::success();
   auto p = scratch(numRows * 4, "the loss rows");
   if (!p)
     return p.takeError();
   rows = *p;
-  return dev.upload(rows, ctx.lossMask.data(), numRows * 4);
+  return dev.upload(rows, mask.data(), numRows * 4);
 }
 
 llvm::Error CudaChunkedRun::launch(LaunchOp op, int64_t i, int64_t j,
@@ -532,10 +561,17 @@ llvm::Error CudaChunkedRun::dispatch(int k, Resident &r) {
     auto logits = addr(logitsV, j, r), labels = addr(labelsV, j, r);
     if (!logits || !labels)
       return llvm::joinErrors(logits.takeError(), labels.takeError());
-    int64_t c = width(logitsV), n = numRows, slots = std::max<int64_t>(n, 1);
+    const int64_t c = width(logitsV), n = numRows;
+    constexpr int64_t kState = cuda::kReduceThreads * 8;
+    // Loss rows [b, b + m): their vertices (rows from b on, or b on).
+    auto rowsAt = [&](int64_t b) {
+      return rows ? rows + CUdeviceptr(b * 4) : CUdeviceptr(0);
+    };
     if (first) {
       // The count is over every loss row: the labels whole (a graph input
-      // outside the plan, or resident for the run).
+      // outside the plan, or resident for the run), a window of rows at a
+      // time. `sums`: the sum, the count, then the sum's and the count's
+      // running states.
       const Tensor *all = chunked::external(model, ctx, labelsV);
       if (!all)
         return errorAt(op, "labels must be a graph input in a chunked run");
@@ -544,42 +580,69 @@ llvm::Error CudaChunkedRun::dispatch(int k, Resident &r) {
                               all->i32(), all->numElements() * 4);
       if (!whole)
         return whole.takeError();
-      auto terms = scratch(slots * 16, "loss terms");
-      auto sums = scratch(16, "loss sums");
+      auto terms = scratch(lossWindow * 8, "loss terms");
+      auto sums = scratch(16 + 2 * kState, "loss sums");
       if (!terms || !sums)
         return llvm::joinErrors(terms.takeError(), sums.takeError());
       lossTerms[op] = *terms;
       lossCounts[op] = *sums;
-      CUdeviceptr valid = *terms + CUdeviceptr(slots * 8);
-      if (auto e = dev.fill32(*terms, 0, slots * 2))
+      if (auto e = dev.fill32(*sums, 0, (16 + 2 * kState) / 4))
         return e;
-      if (auto e = ops.labelValid(whole->ptr, c, rows, n, valid))
+      const CUdeviceptr countState = *sums + CUdeviceptr(16 + kState);
+      for (int64_t b = 0; b < n; b += lossWindow) {
+        const int64_t m = std::min(lossWindow, n - b);
+        if (auto e = ops.labelValid(whole->ptr, c, rowsAt(b), m, b, *terms))
+          return e;
+        if (auto e = ops.reducePart(0, *terms, m, b, false, countState))
+          return e;
+      }
+      if (auto e = ops.reduceFinish(countState, *sums + 8))
         return e;
-      if (auto e = ops.reduce(0, valid, n, false, *sums + 8))
-        return e;
+      if (!lossAscending) // every term, each written by its interval
+        if (auto e = dev.fill32(*terms, 0, lossWindow * 2))
+          return e;
     }
-    CUdeviceptr terms = lossTerms[op], count = lossCounts[op] + 8;
+    const CUdeviceptr terms = lossTerms[op], sums = lossCounts[op],
+                      count = sums + 8, state = sums + 16;
+    // This interval's loss rows, or every loss row.
+    const int64_t b = lossAscending && j >= 0 ? lossBegin[size_t(j)] : 0,
+                  e = lossAscending && j >= 0 ? lossBegin[size_t(j) + 1] : n;
     auto res = addr(op->getResult(0), j, r);
     if (!res)
       return res.takeError();
     if (isa<CrossEntropyOp>(op)) {
-      if (auto e = ops.crossEntropy(*logits, c, *labels, rows, n, lo(j), hi(j),
-                                    terms))
-        return e;
+      if (!lossAscending) {
+        if (auto err = ops.crossEntropy(*logits, c, *labels, rows, n, 0, lo(j),
+                                        hi(j), terms))
+          return err;
+        if (!last)
+          return llvm::Error::success();
+        if (auto err = ops.reduce(0, terms, n, false, sums))
+          return err;
+        return ops.scalar(sums, count, 1.0, *res);
+      }
+      for (int64_t w = b; w < e; w += lossWindow) {
+        const int64_t m = std::min(lossWindow, e - w);
+        if (auto err = ops.crossEntropy(*logits, c, *labels, rowsAt(w), m, w,
+                                        lo(j), hi(j), terms))
+          return err;
+        if (auto err = ops.reducePart(0, terms, m, w, false, state))
+          return err;
+      }
       if (!last)
         return llvm::Error::success();
-      if (auto e = ops.reduce(0, terms, n, false, lossCounts[op]))
-        return e;
-      return ops.scalar(lossCounts[op], count, 1.0, *res);
+      if (auto err = ops.reduceFinish(state, sums))
+        return err;
+      return ops.scalar(sums, count, 1.0, *res);
     }
     auto grad = addr(op->getOperand(2), j, r);
     if (!grad)
       return grad.takeError();
-    if (auto e = dev.fill32(*res + CUdeviceptr(lo(j) * c * 4), 0,
-                            (hi(j) - lo(j)) * c))
-      return e;
-    return ops.crossEntropyGrad(*logits, c, *labels, rows, n, lo(j), hi(j),
-                                *grad, count, *res);
+    if (auto err = dev.fill32(*res + CUdeviceptr(lo(j) * c * 4), 0,
+                              (hi(j) - lo(j)) * c))
+      return err;
+    return ops.crossEntropyGrad(*logits, c, *labels, rowsAt(b), e - b, b, lo(j),
+                                hi(j), *grad, count, *res);
   }
   if (auto ret = dyn_cast<ReturnOp>(op)) {
     for (Value v : ret.getOperands()) {
@@ -698,6 +761,7 @@ CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
     stats->run = *ran;
     stats->csrBytesUploaded = run.csrBytes();
     stats->csrEdgesUploaded = run.csrEdges();
+    stats->deviceOutsideBytes = run.outsideBytes();
   }
   return run.takeResults();
 }

@@ -501,7 +501,7 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     if (!terms || !sums)
       return llvm::joinErrors(terms.takeError(), sums.takeError());
     CUdeviceptr valid = *terms + CUdeviceptr(slots * 8), count = *sums + 8;
-    if (auto e = ops.labelValid(labels->ptr, c, rows, n, valid))
+    if (auto e = ops.labelValid(labels->ptr, c, rows, n, 0, valid))
       return e;
     if (auto e = ops.reduce(0, valid, n, false, count))
       return e;
@@ -512,7 +512,7 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     if (isa<CrossEntropyOp>(op)) {
       if (auto e = dev.fill32(*terms, 0, slots * 2))
         return e;
-      if (auto e = ops.crossEntropy(logits->ptr, c, labels->ptr, rows, n, 0, v,
+      if (auto e = ops.crossEntropy(logits->ptr, c, labels->ptr, rows, n, 0, 0, v,
                                     *terms))
         return e;
       if (auto e = ops.reduce(0, *terms, n, false, *sums))
@@ -521,7 +521,7 @@ llvm::Error CudaRun::scalarOp(Operation *op) {
     }
     if (auto e = dev.fill32((*t)->ptr, 0, (*t)->elements))
       return e;
-    return ops.crossEntropyGrad(logits->ptr, c, labels->ptr, rows, n, 0, v,
+    return ops.crossEntropyGrad(logits->ptr, c, labels->ptr, rows, n, 0, 0, v,
                                 operand(2)->ptr, count, (*t)->ptr);
   }
   return errorAt(op, "'" + op->getName().getStringRef().str() +

@@ -123,6 +123,41 @@ extern "C" __global__ void saga_rt_reduce(const float *xf, const double *xd,
     out[0] = part[0];
 }
 
+// saga_rt_reduce over a stream of parts: state[t] (one block, as many
+// threads as saga_rt_reduce's, zeroed before the first part) continues
+// thread t's sum with this part's x, the entries [first, first + n) of the
+// whole; saga_rt_reduce_finish then adds the threads' sums as
+// saga_rt_reduce does. Parts given in order give saga_rt_reduce's bits:
+// each thread adds its entries (t, t + blockDim, ...) in the same order.
+extern "C" __global__ void saga_rt_reduce_part(const float *xf,
+                                               const double *xd, int64_t n,
+                                               int64_t first, int64_t square,
+                                               double *state) {
+  const int64_t threads = blockDim.x;
+  double s = state[threadIdx.x];
+  for (int64_t i = ((int64_t)threadIdx.x - first % threads + threads) % threads;
+       i < n; i += threads) {
+    double v = xf ? (double)xf[i] : xd[i];
+    s += square ? v * v : v;
+  }
+  state[threadIdx.x] = s;
+}
+
+extern "C" __global__ void saga_rt_reduce_finish(const double *state,
+                                                 double *out) {
+  SAGA_DYNAMIC_SHARED(shared);
+  double *part = (double *)shared;
+  part[threadIdx.x] = state[threadIdx.x];
+  __syncthreads();
+  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    if (threadIdx.x < half)
+      part[threadIdx.x] += part[threadIdx.x + half];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0)
+    out[0] = part[0];
+}
+
 // out[0] = scale * s[0] / (count ? count[0] : 1), 0 when the count is 0.
 extern "C" __global__ void saga_rt_scalar(const double *s, const double *count,
                                           double scale, float *out) {
@@ -143,24 +178,27 @@ static __device__ void saga_rt_softmax_stats(const float *row, int64_t c,
     sum += expf(row[j] - m);
 }
 
-// valid[i] = 1 when loss row i (vertex rows[i], or i) has a label in
-// [0, c), else 0.
+// valid[i] = 1 when loss row i (vertex rows[i], or first + i) has a label
+// in [0, c), else 0.
 extern "C" __global__ void saga_rt_label_valid(const int32_t *labels,
                                                int64_t c, const int32_t *rows,
-                                               int64_t n, double *valid) {
+                                               int64_t n, int64_t first,
+                                               double *valid) {
   SAGA_FOR(i, n) {
-    int32_t label = labels[rows ? rows[i] : i];
+    int32_t label = labels[rows ? rows[i] : first + i];
     valid[i] = label >= 0 && label < c ? 1.0 : 0.0;
   }
 }
 
 // The cross-entropy terms of the loss rows whose vertex is in [lo, hi):
-// row i is vertex rows[i] (or i); a label outside [0, c) counts nothing.
+// row i is vertex rows[i] (or first + i); a label outside [0, c) counts
+// nothing.
 extern "C" __global__ void saga_rt_cross_entropy(
     const float *logits, int64_t c, const int32_t *labels,
-    const int32_t *rows, int64_t n, int64_t lo, int64_t hi, double *terms) {
+    const int32_t *rows, int64_t n, int64_t first, int64_t lo, int64_t hi,
+    double *terms) {
   SAGA_FOR(i, n) {
-    int64_t v = rows ? rows[i] : i;
+    int64_t v = rows ? rows[i] : first + i;
     if (v < lo || v >= hi)
       continue;
     int32_t label = labels[v];
@@ -179,12 +217,12 @@ extern "C" __global__ void saga_rt_cross_entropy(
 // rows whose vertex is in [lo, hi) (d zeroed before).
 extern "C" __global__ void saga_rt_cross_entropy_grad(
     const float *logits, int64_t c, const int32_t *labels,
-    const int32_t *rows, int64_t n, int64_t lo, int64_t hi, const float *g,
-    const double *count, float *d) {
+    const int32_t *rows, int64_t n, int64_t first, int64_t lo, int64_t hi,
+    const float *g, const double *count, float *d) {
   SAGA_FOR(i, n) {
     if (count[0] <= 0)
       return;
-    int64_t v = rows ? rows[i] : i;
+    int64_t v = rows ? rows[i] : first + i;
     if (v < lo || v >= hi)
       continue;
     int32_t label = labels[v];
@@ -214,6 +252,7 @@ const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
       "saga_rt_fill",        "saga_rt_iota",          "saga_rt_in_degree",
       "saga_rt_neg",         "saga_rt_binary",        "saga_rt_block_sums",
       "saga_rt_finish_sums", "saga_rt_reduce",        "saga_rt_scalar",
+      "saga_rt_reduce_part", "saga_rt_reduce_finish",
       "saga_rt_label_valid", "saga_rt_sum_slices",
       "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad"};
   return names;

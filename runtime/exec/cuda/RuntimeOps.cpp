@@ -113,30 +113,47 @@ llvm::Error RuntimeOps::reduce(CUdeviceptr xf, CUdeviceptr xd, int64_t n,
              kReduceThreads * 8);
 }
 
+llvm::Error RuntimeOps::reducePart(CUdeviceptr xf, CUdeviceptr xd, int64_t n,
+                                   int64_t first, bool square,
+                                   CUdeviceptr state) {
+  if (n == 0)
+    return llvm::Error::success();
+  int64_t sq = square;
+  return run("saga_rt_reduce_part", 1, {&xf, &xd, &n, &first, &sq, &state},
+             kReduceThreads);
+}
+
+llvm::Error RuntimeOps::reduceFinish(CUdeviceptr state, CUdeviceptr out) {
+  return run("saga_rt_reduce_finish", 1, {&state, &out}, kReduceThreads,
+             kReduceThreads * 8);
+}
+
 llvm::Error RuntimeOps::scalar(CUdeviceptr s, CUdeviceptr count, double scale,
                                CUdeviceptr out) {
   return run("saga_rt_scalar", 1, {&s, &count, &scale, &out});
 }
 
 llvm::Error RuntimeOps::labelValid(CUdeviceptr labels, int64_t c,
-                                   CUdeviceptr rows, int64_t n,
+                                   CUdeviceptr rows, int64_t n, int64_t first,
                                    CUdeviceptr valid) {
-  return run("saga_rt_label_valid", n, {&labels, &c, &rows, &n, &valid});
+  return run("saga_rt_label_valid", n,
+             {&labels, &c, &rows, &n, &first, &valid});
 }
 
 llvm::Error RuntimeOps::crossEntropy(CUdeviceptr logits, int64_t c,
                                      CUdeviceptr labels, CUdeviceptr rows,
-                                     int64_t n, int64_t lo, int64_t hi,
-                                     CUdeviceptr terms) {
+                                     int64_t n, int64_t first, int64_t lo,
+                                     int64_t hi, CUdeviceptr terms) {
   return run("saga_rt_cross_entropy", n,
-             {&logits, &c, &labels, &rows, &n, &lo, &hi, &terms});
+             {&logits, &c, &labels, &rows, &n, &first, &lo, &hi, &terms});
 }
 
 llvm::Error RuntimeOps::crossEntropyGrad(CUdeviceptr logits, int64_t c,
                                          CUdeviceptr labels, CUdeviceptr rows,
-                                         int64_t n, int64_t lo, int64_t hi,
-                                         CUdeviceptr g, CUdeviceptr count,
-                                         CUdeviceptr d) {
+                                         int64_t n, int64_t first, int64_t lo,
+                                         int64_t hi, CUdeviceptr g,
+                                         CUdeviceptr count, CUdeviceptr d) {
   return run("saga_rt_cross_entropy_grad", n,
-             {&logits, &c, &labels, &rows, &n, &lo, &hi, &g, &count, &d});
+             {&logits, &c, &labels, &rows, &n, &first, &lo, &hi, &g, &count,
+              &d});
 }

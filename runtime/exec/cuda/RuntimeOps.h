@@ -55,15 +55,24 @@ public:
   /// out (float) = scale * s / count (count 0: no division; 0 when it is 0).
   llvm::Error scalar(CUdeviceptr s, CUdeviceptr count, double scale,
                      CUdeviceptr out);
+  /// reduce over a stream of parts: x holds entries [first, first + n) of
+  /// the whole; `state` (kReduceThreads doubles, zeroed before the first
+  /// part) carries the threads' sums. Parts in order, then reduceFinish,
+  /// give reduce's bits for the whole.
+  llvm::Error reducePart(CUdeviceptr xf, CUdeviceptr xd, int64_t n,
+                         int64_t first, bool square, CUdeviceptr state);
+  llvm::Error reduceFinish(CUdeviceptr state, CUdeviceptr out);
+  /// The loss kernels take loss rows [0, n): row i is vertex rows[i], or
+  /// first + i without rows (every vertex a loss row).
   llvm::Error labelValid(CUdeviceptr labels, int64_t c, CUdeviceptr rows,
-                         int64_t n, CUdeviceptr valid);
+                         int64_t n, int64_t first, CUdeviceptr valid);
   llvm::Error crossEntropy(CUdeviceptr logits, int64_t c, CUdeviceptr labels,
-                           CUdeviceptr rows, int64_t n, int64_t lo, int64_t hi,
-                           CUdeviceptr terms);
+                           CUdeviceptr rows, int64_t n, int64_t first,
+                           int64_t lo, int64_t hi, CUdeviceptr terms);
   llvm::Error crossEntropyGrad(CUdeviceptr logits, int64_t c,
                                CUdeviceptr labels, CUdeviceptr rows, int64_t n,
-                               int64_t lo, int64_t hi, CUdeviceptr g,
-                               CUdeviceptr count, CUdeviceptr d);
+                               int64_t first, int64_t lo, int64_t hi,
+                               CUdeviceptr g, CUdeviceptr count, CUdeviceptr d);
 
 private:
   llvm::Error run(const char *name, int64_t n, std::initializer_list<void *> params,
