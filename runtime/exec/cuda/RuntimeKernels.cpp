@@ -101,17 +101,10 @@ extern "C" __global__ void saga_rt_sum_slices(const float *partial,
   }
 }
 
-// One block: out[0] = sum of x (square: of x^2), in a fixed order.
-extern "C" __global__ void saga_rt_reduce(const float *xf, const double *xd,
-                                          int64_t n, int64_t square,
-                                          double *out) {
-  SAGA_DYNAMIC_SHARED(shared);
-  double *part = (double *)shared;
-  double s = 0;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
-    double v = xf ? (double)xf[i] : xd[i];
-    s += square ? v * v : v;
-  }
+// out[0] = the sum of the block's threads' s, halves added pairwise in a
+// fixed order (part: blockDim.x doubles of shared memory).
+static __device__ void saga_rt_block_total(double s, double *part,
+                                           double *out) {
   part[threadIdx.x] = s;
   __syncthreads();
   for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
@@ -121,6 +114,19 @@ extern "C" __global__ void saga_rt_reduce(const float *xf, const double *xd,
   }
   if (threadIdx.x == 0)
     out[0] = part[0];
+}
+
+// One block: out[0] = sum of x (square: of x^2), in a fixed order.
+extern "C" __global__ void saga_rt_reduce(const float *xf, const double *xd,
+                                          int64_t n, int64_t square,
+                                          double *out) {
+  SAGA_DYNAMIC_SHARED(shared);
+  double s = 0;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    double v = xf ? (double)xf[i] : xd[i];
+    s += square ? v * v : v;
+  }
+  saga_rt_block_total(s, (double *)shared, out);
 }
 
 // saga_rt_reduce over a stream of parts: state[t] (one block, as many
@@ -146,16 +152,7 @@ extern "C" __global__ void saga_rt_reduce_part(const float *xf,
 extern "C" __global__ void saga_rt_reduce_finish(const double *state,
                                                  double *out) {
   SAGA_DYNAMIC_SHARED(shared);
-  double *part = (double *)shared;
-  part[threadIdx.x] = state[threadIdx.x];
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half)
-      part[threadIdx.x] += part[threadIdx.x + half];
-    __syncthreads();
-  }
-  if (threadIdx.x == 0)
-    out[0] = part[0];
+  saga_rt_block_total(state[threadIdx.x], (double *)shared, out);
 }
 
 // out[0] = scale * s[0] / (count ? count[0] : 1), 0 when the count is 0.
