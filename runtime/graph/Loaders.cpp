@@ -766,32 +766,22 @@ void saga::rowNormalize(Tensor &features) {
 }
 
 namespace {
-/// row[j] = float(row[j] / s): IEEE division rounds the same at any vector
-/// width, so the AVX2 clone (four lanes, against SSE2's two) gives the
-/// same bits.
+/// row[j] = float(row[j] / s), cloned for AVX2 (four lanes, against
+/// SSE2's two) and picked at load time: IEEE division rounds the same at
+/// any vector width, so every clone gives the same bits.
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target_clones("avx2", "default")))
+#endif
 void divideRow(float *row, int64_t f, double s) {
   for (int64_t j = 0; j < f; ++j)
     row[j] = float(row[j] / s);
 }
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target("avx2"))) void divideRowAvx2(float *row, int64_t f,
-                                                   double s) {
-  for (int64_t j = 0; j < f; ++j)
-    row[j] = float(row[j] / s);
-}
-const bool kAvx2 = __builtin_cpu_supports("avx2");
-#endif
 } // namespace
 
 void saga::rowNormalize(float *rows, int64_t n, int64_t f) {
   auto divide = [f](float *row, double s) {
-    if (s == 0)
-      return;
-#if defined(__x86_64__) && defined(__GNUC__)
-    if (kAvx2)
-      return divideRowAvx2(row, f, s);
-#endif
-    divideRow(row, f, s);
+    if (s != 0)
+      divideRow(row, f, s);
   };
   // Each row's sum in double, added in column order; kRows rows at a time
   // so that their additions overlap (the same sums, bit for bit, as one

@@ -143,6 +143,13 @@ TEST_P(CudaExecutor, MatchesTheCpuBackend) {
 
 }
 
+/// The stand-in device with a pool of `poolBytes`.
+llvm::Expected<std::unique_ptr<CudaDevice>> openDevice(int64_t poolBytes) {
+  CudaDevice::Options o;
+  o.poolBytes = poolBytes;
+  return CudaDevice::open(o);
+}
+
 /// The bytes of the plan's peak without a budget (the chunked tests' unit).
 int64_t unboundedPeak(Model &m) {
   auto pm = m.memoryProblem(true, 1 << 20);
@@ -388,9 +395,7 @@ TEST(CudaChunked, LossKeepsOneIntervalsTerms) {
 TEST(CudaStandIn, StreamedReduceGivesTheWholeSumsBits) {
   if (!useStandIn())
     GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
-  CudaDevice::Options o;
-  o.poolBytes = 1 << 20;
-  auto dev = CudaDevice::open(o);
+  auto dev = openDevice(1 << 20);
   ASSERT_TRUE(bool(dev)) << errorText(dev.takeError());
   auto module = (*dev)->load(runtimeKernelSource(), runtimeKernelNames());
   ASSERT_TRUE(bool(module)) << errorText(module.takeError());
@@ -438,9 +443,7 @@ TEST(CudaStandIn, StreamedReduceGivesTheWholeSumsBits) {
 TEST(CudaStandIn, ThePoolSaysWhatDoesNotFit) {
   if (!useStandIn())
     GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
-  CudaDevice::Options o;
-  o.poolBytes = 1 << 20;
-  auto dev = CudaDevice::open(o);
+  auto dev = openDevice(1 << 20);
   ASSERT_TRUE(bool(dev)) << errorText(dev.takeError());
   auto a = (*dev)->allocate(600 << 10, "the first buffer");
   ASSERT_TRUE(bool(a)) << errorText(a.takeError());
