@@ -159,16 +159,8 @@ const std::vector<int32_t> &ChunkedRun::lossRows() {
     allRows = exec::lossRows(ctx.lossMask, g.numVertices);
   lossRowsOnce = ctx.lossMask.empty() ? &allRows : &ctx.lossMask;
   const std::vector<int32_t> &rows = *lossRowsOnce;
-  lossAscending = std::is_sorted(rows.begin(), rows.end()) &&
-                  (rows.empty() || (rows.front() >= 0 &&
-                                    rows.back() < g.numVertices));
-  if (lossAscending)
-    for (int64_t j = 0; j <= parts; ++j)
-      lossBegin.push_back(
-          std::lower_bound(rows.begin(), rows.end(),
-                           j == parts ? int32_t(g.numVertices)
-                                      : pm.bounds[size_t(j)]) -
-          rows.begin());
+  lossBegin = chunked::lossIntervalStarts(rows, pm.bounds, g.numVertices);
+  lossAscending = !lossBegin.empty();
   return rows;
 }
 
@@ -942,6 +934,24 @@ llvm::Error chunked::forEachKernelPart(
         "] holds " + std::to_string(done) + " edges, the schedule's " +
         std::to_string(pm->chunkEdges[inChunk]));
   return llvm::Error::success();
+}
+
+std::vector<int64_t>
+chunked::lossIntervalStarts(const std::vector<int32_t> &rows,
+                            const std::vector<int32_t> &bounds,
+                            int64_t numVertices) {
+  std::vector<int64_t> starts;
+  if (rows.empty()) {
+    starts.assign(bounds.begin(), bounds.end());
+    return starts;
+  }
+  if (!std::is_sorted(rows.begin(), rows.end()) || rows.front() < 0 ||
+      rows.back() >= numVertices)
+    return starts;
+  for (size_t j = 0; j < bounds.size(); ++j)
+    starts.push_back(std::lower_bound(rows.begin(), rows.end(), bounds[j]) -
+                     rows.begin());
+  return starts;
 }
 
 bool chunked::finishesRows(const PlanMemory &pm, int k, int64_t parts) {

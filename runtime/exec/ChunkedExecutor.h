@@ -228,6 +228,13 @@ const Tensor *external(ModelOp model, const ExecutionContext &ctx,
 /// propagation's chunks before its last source interval), so that the
 /// returned vertex values it writes can go to the caller.
 bool finishesRows(const PlanMemory &pm, int k, int64_t parts);
+/// Where row interval j's loss rows begin among `rows` (ascending vertex
+/// ids; empty: every vertex), for j = 0 .. P (the last: rows' end), when
+/// they ascend and lie in [0, numVertices); empty otherwise (a loss then
+/// keeps every row's term to the end).
+std::vector<int64_t> lossIntervalStarts(const std::vector<int32_t> &rows,
+                                        const std::vector<int32_t> &bounds,
+                                        int64_t numVertices);
 /// Rows [first, first + count) of returned vertex value `res` (`rows`: the
 /// first of them, `width` 4-byte elements each) into the caller's
 /// `outputs`: as they are, or each row's argmax class (int32 [V]).

@@ -304,22 +304,11 @@ llvm::Error CudaChunkedRun::lossRows() {
     return llvm::Error::success();
   const std::vector<int32_t> &mask = ctx.lossMask;
   numRows = mask.empty() ? int64_t(g.numVertices) : int64_t(mask.size());
-  lossAscending = std::is_sorted(mask.begin(), mask.end());
-  lossWindow = std::max<int64_t>(numRows, 1);
-  if (lossAscending) {
-    lossBegin.resize(size_t(parts) + 1);
-    lossWindow = 1;
-    for (int64_t j = 0; j <= parts; ++j) {
-      int64_t row = j == parts ? g.numVertices : lo(j);
-      lossBegin[size_t(j)] =
-          mask.empty() ? row
-                       : std::lower_bound(mask.begin(), mask.end(), row) -
-                             mask.begin();
-      if (j > 0)
-        lossWindow = std::max(lossWindow,
-                              lossBegin[size_t(j)] - lossBegin[size_t(j) - 1]);
-    }
-  }
+  lossBegin = chunked::lossIntervalStarts(mask, pm.bounds, g.numVertices);
+  lossAscending = !lossBegin.empty();
+  lossWindow = lossAscending ? 1 : std::max<int64_t>(numRows, 1);
+  for (size_t j = 1; j < lossBegin.size(); ++j)
+    lossWindow = std::max(lossWindow, lossBegin[j] - lossBegin[j - 1]);
   if (mask.empty())
     return llvm::Error::success();
   auto p = scratch(numRows * 4, "the loss rows");
