@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps fuzz test-asan test-tsan
+.PHONY: run test build deps fuzz test-asan test-tsan gpu-bundle
 
 deps:
 	@./scripts/install-deps.sh
@@ -20,6 +20,10 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Everything a run on a GPU machine needs, in one tarball (gpu/README.md).
+gpu-bundle: build
+	./scripts/gpu-bundle.sh $(BUILD) $(BUILD)/gpu-bundle.tar.xz
 
 # libFuzzer on every loader and the front end (clang, build-fuzz/), SECONDS
 # per target: test/fuzz/fuzz.sh.

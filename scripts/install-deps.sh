@@ -7,7 +7,7 @@ PKGS=(
   cmake ninja-build ccache g++ pkg-config
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   antlr4 libantlr4-runtime-dev default-jre-headless
-  libgtest-dev libopenblas-dev zlib1g-dev libboost-context-dev
+  libgtest-dev libopenblas-dev zlib1g-dev libboost-context-dev lld libzstd-dev
   openmpi-bin libopenmpi-dev libmetis-dev iproute2 python3-numpy
   pybind11-dev python3-dev python3-pytest python3-scipy
 )

@@ -24,3 +24,8 @@ if os.path.exists(standin):
          "env SAGA_CUDA_DRIVER={0} SAGA_NVRTC={0} SAGA_CUBLAS={0} "
          "SAGA_CUDA_CACHE={1}".format(
              standin, os.path.join(config.saga_obj_root, "test-scratch", "cuda-cache"))))
+
+# nvcc (the CUDA toolkit's compiler): the emitted .cu must compile with it too.
+import shutil
+if shutil.which("nvcc"):
+    config.available_features.add("nvcc")

@@ -8,6 +8,7 @@
 #include "runtime/graph/Intervals.h"
 #include "runtime/graph/Numpy.h"
 #include "runtime/graph/OgbFolder.h"
+#include "runtime/graph/Synthetic.h"
 
 
 #include "llvm/ADT/ScopeExit.h"
@@ -1145,6 +1146,8 @@ llvm::Expected<Dataset> saga::loadDataset(const std::string &path,
 }
 
 llvm::Expected<Dataset> saga::loadDataset(const std::string &path) {
+  if (isSyntheticSpec(path))
+    return loadSyntheticDataset(path);
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
     return ioError(path, "cannot open");

@@ -59,6 +59,24 @@ readNpz(const std::string &path);
 /// temporary name, then renamed: never a partial file under `path`).
 llvm::Error writeNpy(const std::string &path, const Tensor &t);
 
+/// One array of an archive writeNpz writes: `bytes` of C-order data of
+/// NumPy type `descr` ("<f4", "<i4", "|b1") and `shape`, saved as NAME.npy.
+struct NpyView {
+  std::string name, descr;
+  std::vector<int64_t> shape;
+  const void *data = nullptr;
+  size_t bytes = 0;
+};
+/// Writes an .npz (ZIP, stored members, ZIP64 fields for sizes and offsets
+/// from `zip64From` on: those that do not fit 32 bits; tests lower it) that
+/// np.load and readNpz read; to a temporary name, then renamed.
+llvm::Error writeNpz(const std::string &path,
+                     const std::vector<NpyView> &members,
+                     uint64_t zip64From = 0xffffffffu);
+/// A dataset as an .npz with the keys loadNpzDataset reads (x, src, dst,
+/// y and the three masks where the dataset has them).
+llvm::Error writeNpzDataset(const std::string &path, const Dataset &d);
+
 /// Whether the file starts as a ZIP archive (an .npz).
 bool isNpzFile(const std::string &path);
 

@@ -2,6 +2,8 @@
 
 #include "runtime/graph/Synthetic.h"
 
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
@@ -50,6 +52,7 @@ private:
 constexpr uint64_t kEdgeStream = 0x52a7e1c6b3d90f41ULL;
 constexpr uint64_t kPermutationStream = 0x7c1f3a9d85e26b07ULL;
 constexpr uint64_t kFeatureStream = 0x3e8b5d2f9a14c6e3ULL;
+constexpr uint64_t kLabelStream = 0x9d2c5680a1b3e7f5ULL;
 } // namespace
 
 EdgeList saga::rmatGraph(int scale, int edgeFactor, uint64_t seed) {
@@ -114,4 +117,62 @@ Tensor saga::randomFeatures(int64_t rows, int64_t cols, uint64_t seed) {
     data[i] = float(int64_t(rng.next() >> 40) - (int64_t(1) << 23)) *
               (1.0f / 8388608.0f);
   return t;
+}
+
+bool saga::isSyntheticSpec(const std::string &path) {
+  return llvm::StringRef(path).starts_with("rmat:");
+}
+
+llvm::Expected<Dataset> saga::loadSyntheticDataset(const std::string &spec) {
+  int64_t scale = 0, edgeFactor = 16, features = 64, classes = 16, seed = 1;
+  struct Key {
+    const char *name;
+    int64_t *value;
+    int64_t low, high;
+  } keys[] = {{"scale", &scale, 1, 30},
+              {"edge-factor", &edgeFactor, 1, 1024},
+              {"features", &features, 1, 1 << 16},
+              {"classes", &classes, 1, 1 << 20},
+              {"seed", &seed, 0, int64_t(1) << 62}};
+  auto bad = [&](const std::string &what) {
+    return llvm::createStringError(
+        spec + ": " + what +
+        " (a synthetic graph: rmat:scale=S[,edge-factor=16][,features=64]"
+        "[,classes=16][,seed=1])");
+  };
+  llvm::SmallVector<llvm::StringRef> fields;
+  llvm::StringRef(spec).drop_front(5).split(fields, ',', -1, false);
+  for (llvm::StringRef field : fields) {
+    auto [name, text] = field.split('=');
+    Key *key = nullptr;
+    for (Key &k : keys)
+      if (name == k.name)
+        key = &k;
+    if (!key)
+      return bad("unknown key '" + name.str() + "'");
+    int64_t value = 0;
+    if (text.getAsInteger(10, value) || value < key->low || value > key->high)
+      return bad(std::string(key->name) + " must be an integer in [" +
+                 std::to_string(key->low) + ", " + std::to_string(key->high) +
+                 "], not '" + text.str() + "'");
+    *key->value = value;
+  }
+  if (scale == 0)
+    return bad("no scale");
+  if ((int64_t(1) << scale) * edgeFactor > (int64_t(1) << 31) - 1)
+    return bad("2^scale * edge-factor edges do not fit 32-bit edge ids");
+  Dataset d;
+  d.name = "rmat-" + std::to_string(scale) + "-" + std::to_string(edgeFactor);
+  d.edges = rmatGraph(int(scale), int(edgeFactor), uint64_t(seed));
+  const int64_t n = d.edges.numVertices;
+  d.features = randomFeatures(n, features, uint64_t(seed));
+  d.numClasses = int32_t(classes);
+  d.labels.resize(size_t(n));
+  Xoshiro256 rng(uint64_t(seed) ^ kLabelStream);
+  for (int64_t v = 0; v < n; ++v) {
+    d.labels[size_t(v)] = int32_t(rng.below(uint64_t(classes)));
+    uint64_t r = rng.below(10); // 10 % train, 10 % validation, 80 % test
+    (r == 0 ? d.train : r == 1 ? d.val : d.test).push_back(int32_t(v));
+  }
+  return d;
 }

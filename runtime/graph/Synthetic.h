@@ -12,7 +12,10 @@
 #include "runtime/graph/Loaders.h"
 #include "runtime/memory/Tensor.h"
 
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
+#include <string>
 
 namespace saga {
 
@@ -28,6 +31,17 @@ EdgeList rmatGraph(int scale, int edgeFactor, uint64_t seed);
 /// A [rows, cols] f32 tensor with entries uniform in [-1, 1) (multiples of
 /// 2^-23).
 Tensor randomFeatures(int64_t rows, int64_t cols, uint64_t seed);
+
+/// Whether `path` names a synthetic dataset (`rmat:...`) rather than a file.
+bool isSyntheticSpec(const std::string &path);
+
+/// The dataset a spec names, for benchmarks on any machine without a file:
+/// `rmat:scale=S[,edge-factor=16][,features=64][,classes=16][,seed=1]`:
+/// rmatGraph(S, edge-factor, seed), randomFeatures(2^S, features, seed),
+/// random classes and a random split (10 % train, 10 % validation, the rest
+/// test). The graph depends on scale, edge-factor and seed alone. Errors
+/// name the spec and the key.
+llvm::Expected<Dataset> loadSyntheticDataset(const std::string &spec);
 
 } // namespace saga
 

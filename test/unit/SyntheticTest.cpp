@@ -91,3 +91,56 @@ TEST(Synthetic, RandomFeatures) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(SyntheticDataset, SpecGivesTheGeneratorsOutput) {
+  auto d = loadSyntheticDataset("rmat:scale=9,edge-factor=4,features=8,classes=5,seed=3");
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EdgeList g = rmatGraph(9, 4, 3);
+  EXPECT_EQ(d->edges.src, g.src);
+  EXPECT_EQ(d->edges.dst, g.dst);
+  Tensor x = randomFeatures(512, 8, 3);
+  ASSERT_EQ(d->features.shape(), x.shape());
+  EXPECT_TRUE(std::equal(x.f32(), x.f32() + x.numElements(), d->features.f32()));
+  EXPECT_EQ(d->numClasses, 5);
+  ASSERT_EQ(d->labels.size(), 512u);
+  for (int32_t c : d->labels)
+    EXPECT_TRUE(c >= 0 && c < 5);
+  // Every vertex in exactly one split; each split non-empty at this size.
+  EXPECT_EQ(d->train.size() + d->val.size() + d->test.size(), 512u);
+  EXPECT_FALSE(d->train.empty());
+  EXPECT_FALSE(d->val.empty());
+  EXPECT_GT(d->test.size(), d->train.size());
+  // The graph depends on scale, edge factor and seed alone.
+  auto wide = loadSyntheticDataset("rmat:scale=9,edge-factor=4,features=1,seed=3");
+  ASSERT_TRUE(bool(wide));
+  EXPECT_EQ(wide->edges.src, g.src);
+  EXPECT_EQ(wide->edges.dst, g.dst);
+  EXPECT_TRUE(isSyntheticSpec("rmat:scale=9"));
+  EXPECT_FALSE(isSyntheticSpec("examples/data/cora"));
+}
+
+TEST(SyntheticDataset, BadSpecsNameTheKey) {
+  struct Case {
+    const char *spec, *message;
+  } cases[] = {
+      {"rmat:", "no scale"},
+      {"rmat:edge-factor=4", "no scale"},
+      {"rmat:scale=31", "scale must be an integer in [1, 30], not '31'"},
+      {"rmat:scale=x", "scale must be an integer in [1, 30], not 'x'"},
+      {"rmat:scale=8,size=3", "unknown key 'size'"},
+      {"rmat:scale=8,features=0", "features must be an integer in [1, 65536]"},
+      {"rmat:scale=30,edge-factor=16", "do not fit 32-bit edge ids"},
+  };
+  for (const Case &c : cases) {
+    SCOPED_TRACE(c.spec);
+    auto d = loadSyntheticDataset(c.spec);
+    ASSERT_FALSE(bool(d));
+    std::string message = llvm::toString(d.takeError());
+    EXPECT_NE(message.find(c.message), std::string::npos) << message;
+    EXPECT_NE(message.find(std::string(c.spec) + ": "), std::string::npos) << message;
+  }
+}
+
+} // namespace

@@ -741,6 +741,20 @@ int saga::runConvert(const std::string &input, const std::string &output,
       "read %s (%s): %d vertices, %zu edges, %lld features, %d classes\n",
       input.c_str(), d.name.c_str(), d.edges.numVertices, d.edges.src.size(),
       (long long)features, d.numClasses);
+  if (llvm::StringRef(output).ends_with(".npz")) {
+    // NumPy's form (np.load; --data reads it back): for peers and scripts.
+    if (llvm::Error e = writeNpzDataset(output, d)) {
+      fail(std::move(e));
+      return 1;
+    }
+    llvm::outs() << llvm::format(
+        "wrote %s (x, src, dst%s) in %.1f ms\n", output.c_str(),
+        d.labels.empty() ? "" : ", y and the split masks",
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+                .count() *
+            1e3);
+    return 0;
+  }
   if (llvm::Error e = writeGraphFile(output, d, intervals)) {
     fail(std::move(e));
     return 1;

@@ -4,7 +4,7 @@
 //   sagac - < model.saga
 //   sagac run model.saga --data DIR [--threads N] [--params FILE]
 //   sagac train model.saga --data DIR [--epochs N] [--lr X] [--checkpoint F]
-//   sagac convert DATASET OUT.sgf [--intervals P]
+//   sagac convert DATASET OUT.sgf|OUT.npz [--intervals P]
 //
 // Diagnostics are printed clang-style: file:line:col, the source line and a
 // caret. The exit status is 1 if any error was reported.
@@ -45,7 +45,8 @@ cl::SubCommand runCommand("run", "Run a forward pass of a model on a dataset");
 cl::SubCommand trainCommand("train", "Train a model on a dataset");
 cl::SubCommand convertCommand(
     "convert", "Write a dataset as a Saga graph file (.sgf: CSR both ways, "
-               "2-D chunk index, features, labels, checksums)");
+               "2-D chunk index, features, labels, checksums), or as a NumPy "
+               ".npz when the output's name ends in .npz");
 cl::SubCommand plotCommand(
     "plot", "Plot a training log (--log's JSON lines) as SVG: loss, "
             "accuracies and epoch time against the epoch");
@@ -65,7 +66,9 @@ cl::list<std::string> disabledPasses(
 cl::opt<std::string> dataDir("data",
                              cl::desc("Dataset, detected by content: a Planetoid "
                                       "folder, an OGB folder, a NumPy .npz, a "
-                                      "Saga graph file (sagac convert), or a "
+                                      "Saga graph file (sagac convert), a "
+                                      "synthetic rmat:scale=S[,edge-factor=E]"
+                                      "[,features=F][,classes=C][,seed=N], or a "
                                       "Matrix Market file or edge list with "
                                       "--features, --labels and --split"),
                              cl::value_desc("path"), cl::Required,

@@ -7,9 +7,13 @@ using namespace saga::cuda;
 namespace {
 
 constexpr const char *kSource = R"cuda(// Saga's runtime kernels (runtime/exec/cuda/RuntimeKernels.cpp).
-#ifndef SAGA_EMULATED
+#if defined(__CUDACC_RTC__)
 typedef int int32_t;
 typedef long long int64_t;
+#elif !defined(SAGA_EMULATED)
+#include <stdint.h>
+#endif
+#ifndef SAGA_EMULATED
 #define SAGA_DYNAMIC_SHARED(name) extern __shared__ __align__(16) char name[]
 #endif
 
