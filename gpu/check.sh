@@ -4,10 +4,13 @@
 #
 #   tar xJf gpu-bundle.tar.xz && OUT=/some/dir saga-gpu/gpu/check.sh
 #
-# Writes everything under $OUT (check.log: every command and its output;
-# summary.txt: one line per check; saga.jsonl and peers-SCALE.jsonl: the figures; table.txt: them side by side) and
-# ends inside BUDGET seconds (default 480): steps that would start after it
-# are listed as skipped. Exit status: 0 when every check that ran passed.
+# Writes under $OUT check.log (every command and its output), summary.txt
+# (one line per check), saga.jsonl and peers-SCALE.jsonl (the figures) and
+# table.txt (them side by side); scratch goes to WORK (default a new folder
+# under TMPDIR). It
+# ends inside BUDGET + 60 seconds (BUDGET default 450): steps that would
+# start after BUDGET are listed as skipped, a step still running at BUDGET +
+# 60 is stopped. Exit status: 0 when every check that ran passed.
 #
 #   --dry-run   the ctest run (test/gpu/): the emulated GPU (the stand-in
 #               driver named by SAGA_CUDA_DRIVER etc.), Cora training of the
@@ -21,13 +24,19 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 dry=0
 [ "${1:-}" = --dry-run ] && dry=1
 OUT=${OUT:-$root/check-out}
-mkdir -p "$OUT"
+# $OUT gets the few files worth keeping, written as the run goes (a run
+# stopped part-way keeps what it did): check.log, summary.txt, table.txt,
+# saga.jsonl, peers-SCALE.jsonl. Every step's output and the graphs go to
+# WORK (large; not for $OUT, whose files a device run brings back).
+WORK=${WORK:-$(mktemp -d "${TMPDIR:-/tmp}/saga-gpu-check.XXXXXX")}
+work=$WORK
+mkdir -p "$OUT" "$work"
 log=$OUT/check.log
 summary=$OUT/summary.txt
 : > "$log"
 : > "$summary"
 PYTHON=${PYTHON:-python3}
-BUDGET=${BUDGET:-480}
+BUDGET=${BUDGET:-450}
 start=$(date +%s)
 if [ $dry = 1 ]; then SCALES=${SCALES:-10}; else SCALES=${SCALES:-"22 24"}; fi
 sagac="$root/bin/sagac"
@@ -46,14 +55,17 @@ record() {
   return 0
 }
 elapsed() { echo $(( $(date +%s) - start )); }
-# run NAME CMD...: runs CMD, its output to $OUT/NAME.out and the log; status.
+# run NAME CMD...: runs CMD, its output to $work/NAME.out and the log; status
+# (124: stopped at the budget's end plus a minute, so the script ends by then).
 run() {
   local name=$1; shift
   echo "\$ $*" >> "$log"
-  local t0=$(date +%s.%N)
-  "$@" > "$OUT/$name.out" 2>&1
+  local t0=$(date +%s.%N) left=$((BUDGET + 60 - $(elapsed)))
+  [ $left -lt 30 ] && left=30
+  timeout -k 10 $left "$@" > "$work/$name.out" 2>&1
   local rc=$?
-  cat "$OUT/$name.out" >> "$log"
+  [ $rc = 124 ] && echo "(stopped after ${left}s: the time budget)" >> "$work/$name.out"
+  cat "$work/$name.out" >> "$log"
   echo "[$name: exit $rc, $(awk "BEGIN { printf \"%.1f\", $(date +%s.%N) - $t0 }") s]" >> "$log"
   return $rc
 }
@@ -75,7 +87,7 @@ check() {
     *) record "$name" FAIL "${verdict#FAIL: }" ;;
   esac
 }
-last() { grep -E "$2" "$OUT/$1.out" | tail -1; }
+last() { grep -E "$2" "$work/$1.out" | tail -1; }
 
 # --- environment ---------------------------------------------------------
 say "== environment ($(date -u +%Y-%m-%dT%H:%M:%SZ))"
@@ -89,7 +101,7 @@ else
 fi
 if command -v nvidia-smi > /dev/null; then
   run nvidia-smi nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem --format=csv
-  record gpu pass "$(tail -1 "$OUT/nvidia-smi.out")"
+  record gpu pass "$(tail -1 "$work/nvidia-smi.out")"
 else
   record gpu skip "no nvidia-smi$([ $dry = 1 ] && echo ' (dry run: the emulated GPU)')"
 fi
@@ -107,46 +119,46 @@ fi
 # Which driver, NVRTC and cuBLAS a CUDA run loads (the dynamic loader's
 # own account), and the device line sagac prints.
 if LD_DEBUG=files run device "$sagac" train examples/gcn.saga --data examples/data/cora --device cuda --epochs 1 --quiet; then
-  libs=$(grep -oE 'file=[^ ]*(cuda|nvrtc|cublas|standin)[^ ]* ' "$OUT/device.out" | sed 's/file=//' | sort -u | tr '\n' ' ')
+  libs=$(grep -oE 'file=[^ ]*(cuda|nvrtc|cublas|standin)[^ ]* ' "$work/device.out" | sed 's/file=//' | sort -u | tr '\n' ' ')
   record device pass "$(last device '^device:' | sed 's/^device: //'); loaded: $libs"
 else
-  record device FAIL "$(tail -3 "$OUT/device.out" | tr '\n' ' ')"
+  record device FAIL "$(tail -3 "$work/device.out" | tr '\n' ' ')"
 fi
 
 # --- correctness: every example against the CPU references -------------------
 say "== correctness"
 for m in gcn gat ggcn gin graphsage; do
   in_budget "$m forward" || continue
-  if SAGA_EXACT_MATH=1 run $m.forward "$sagac" run examples/$m.saga --data examples/data/cora --device cuda --seed 0 --output "$OUT/$m.forward.npy"; then
-    check "$m forward" npy "$OUT/$m.forward.npy" ref/$m.forward.npy 1e-4
+  if SAGA_EXACT_MATH=1 run $m.forward "$sagac" run examples/$m.saga --data examples/data/cora --device cuda --seed 0 --output "$work/$m.forward.npy"; then
+    check "$m forward" npy "$work/$m.forward.npy" ref/$m.forward.npy 1e-4
   else
-    record "$m forward" FAIL "sagac exited non-zero: $(tail -1 "$OUT/$m.forward.out")"
+    record "$m forward" FAIL "sagac exited non-zero: $(tail -1 "$work/$m.forward.out")"
   fi
   if SAGA_EXACT_MATH=1 run $m.train "$sagac" train examples/$m.saga --data examples/data/cora --device cuda --seed 0 \
-       --epochs 2 --optimizer sgd --lr 0.01 --save-params "$OUT/$m.params" --log "$OUT/$m.train.jsonl" --quiet; then
-    check "$m two SGD steps: losses" losses "$OUT/$m.train.jsonl" ref/$m.train.jsonl 1e-4
-    check "$m two SGD steps: parameters" params "$OUT/$m.params" ref/$m.params 5e-4
+       --epochs 2 --optimizer sgd --lr 0.01 --save-params "$work/$m.params" --log "$work/$m.train.jsonl" --quiet; then
+    check "$m two SGD steps: losses" losses "$work/$m.train.jsonl" ref/$m.train.jsonl 1e-4
+    check "$m two SGD steps: parameters" params "$work/$m.params" ref/$m.params 5e-4
   else
-    record "$m two SGD steps" FAIL "sagac exited non-zero: $(tail -1 "$OUT/$m.train.out")"
+    record "$m two SGD steps" FAIL "sagac exited non-zero: $(tail -1 "$work/$m.train.out")"
   fi
 done
 
 epochs=$(sed -n 's/^epochs=//p' ref/README.txt)
 if in_budget "cora gcn (make run)"; then
-  if run cora "$sagac" train examples/gcn.saga --data examples/data/cora --device cuda --epochs "$epochs" --lr 0.01 --seed 0 --log "$OUT/cora-gcn.jsonl" --quiet; then
-    check "cora gcn $epochs epochs: losses" losses "$OUT/cora-gcn.jsonl" ref/cora-gcn.jsonl 1e-4 10
-    check "cora gcn $epochs epochs: accuracy" accuracy "$OUT/cora-gcn.jsonl" ref/cora-gcn.jsonl 1.0
+  if run cora "$sagac" train examples/gcn.saga --data examples/data/cora --device cuda --epochs "$epochs" --lr 0.01 --seed 0 --log "$work/cora-gcn.jsonl" --quiet; then
+    check "cora gcn $epochs epochs: losses" losses "$work/cora-gcn.jsonl" ref/cora-gcn.jsonl 1e-4 10
+    check "cora gcn $epochs epochs: accuracy" accuracy "$work/cora-gcn.jsonl" ref/cora-gcn.jsonl 1.0
   else
-    record "cora gcn (make run)" FAIL "$(tail -1 "$OUT/cora.out")"
+    record "cora gcn (make run)" FAIL "$(tail -1 "$work/cora.out")"
   fi
 fi
 if in_budget "chunked under 12M"; then
   if run chunked "$sagac" train examples/gcn.saga --data examples/data/cora --device cuda --epochs 2 --lr 0.01 --seed 0 \
-       --memory-budget 12M --log "$OUT/gcn-chunked.jsonl" --quiet; then
-    check "chunked under 12M: losses" losses "$OUT/gcn-chunked.jsonl" ref/gcn-chunked.jsonl 1e-4
-    record "chunked under 12M: plan" pass "$(grep -E '^out of core' "$OUT/chunked.out" | head -1)"
+       --memory-budget 12M --log "$work/gcn-chunked.jsonl" --quiet; then
+    check "chunked under 12M: losses" losses "$work/gcn-chunked.jsonl" ref/gcn-chunked.jsonl 1e-4
+    record "chunked under 12M: plan" pass "$(grep -E '^out of core' "$work/chunked.out" | head -1)"
   else
-    record "chunked under 12M" FAIL "$(tail -1 "$OUT/chunked.out")"
+    record "chunked under 12M" FAIL "$(tail -1 "$work/chunked.out")"
   fi
 fi
 
@@ -177,38 +189,38 @@ perf() {
   local s=$1 widths=$2 what=$3 graph="rmat:scale=$1,edge-factor=16" f
   local repeat=20 ep=5 dev=cuda
   [ $dry = 1 ] && { repeat=2; ep=2; dev=auto; }
-  if in_budget "rmat $s: peers' graph" && [ ! -f "$OUT/rmat$s.npz" ]; then
-    run convert-$s "$sagac" convert "$graph,features=1" "$OUT/rmat$s.npz" ||
-      record "rmat $s: peers' graph" FAIL "$(tail -1 "$OUT/convert-$s.out")"
+  if in_budget "rmat $s: peers' graph" && [ ! -f "$work/rmat$s.npz" ]; then
+    run convert-$s "$sagac" convert "$graph,features=1" "$work/rmat$s.npz" ||
+      record "rmat $s: peers' graph" FAIL "$(tail -1 "$work/convert-$s.out")"
   fi
   for f in $widths; do
     in_budget "rmat $s agg F=$f: saga" || continue
     if run agg-$s-$f "$sagac" run bench/models/agg$f.saga --data "$graph,features=$f" --device cuda --no-normalize \
          --repeat $repeat --profile --kernel-traffic; then
-      record "rmat $s agg F=$f: saga" pass "$($PYTHON gpu/report.py agg "$OUT/agg-$s-$f.out" "$OUT/saga.jsonl" $s $f)"
+      record "rmat $s agg F=$f: saga" pass "$($PYTHON gpu/report.py agg "$work/agg-$s-$f.out" "$OUT/saga.jsonl" $s $f)"
     else
-      record "rmat $s agg F=$f: saga" FAIL "$(tail -1 "$OUT/agg-$s-$f.out")"
+      record "rmat $s agg F=$f: saga" FAIL "$(tail -1 "$work/agg-$s-$f.out")"
     fi
   done
   if [ "$what" = all ] && in_budget "rmat $s gcn epoch: saga"; then
     if run gcn-$s "$sagac" train bench/models/gcn64.saga --data "$graph,features=64" --device cuda --epochs $ep \
-         --log "$OUT/gcn-$s.jsonl" --quiet; then
-      record "rmat $s gcn epoch: saga" pass "$($PYTHON gpu/report.py gcn "$OUT/gcn-$s.jsonl" "$OUT/saga.jsonl" $s)"
+         --log "$work/gcn-$s.jsonl" --quiet; then
+      record "rmat $s gcn epoch: saga" pass "$($PYTHON gpu/report.py gcn "$work/gcn-$s.jsonl" "$OUT/saga.jsonl" $s)"
     else
-      record "rmat $s gcn epoch: saga" FAIL "$(tail -1 "$OUT/gcn-$s.out")"
+      record "rmat $s gcn epoch: saga" FAIL "$(tail -1 "$work/gcn-$s.out")"
     fi
   fi
-  if in_budget "rmat $s peers" && [ -f "$OUT/rmat$s.npz" ]; then
-    run peers-$s-${what} timeout 300 $PYTHON gpu/peers.py --graph "$OUT/rmat$s.npz" \
+  if in_budget "rmat $s peers" && [ -f "$work/rmat$s.npz" ]; then
+    run peers-$s-${what} timeout 300 $PYTHON gpu/peers.py --graph "$work/rmat$s.npz" \
       --features "$(echo $widths | tr ' ' ,)" --device $dev --repeat $repeat \
       --epochs $([ "$what" = all ] && echo $ep || echo 0) --out "$OUT/peers-$s.jsonl"
     local rc=$?
-    if grep -q '^peers: skipped: torch' "$OUT/peers-$s-$what.out"; then
-      record "rmat $s peers" skip "$(grep -m1 '^peers: skipped' "$OUT/peers-$s-$what.out")"
+    if grep -q '^peers: skipped: torch' "$work/peers-$s-$what.out"; then
+      record "rmat $s peers" skip "$(grep -m1 '^peers: skipped' "$work/peers-$s-$what.out")"
     elif [ $rc = 0 ]; then
       record "rmat $s peers" pass "F=$(echo $widths | tr ' ' ,)$([ "$what" = all ] && echo ', GCN epoch'): peers-$s.jsonl, table.txt"
     else
-      record "rmat $s peers" FAIL "exit $rc: $(tail -1 "$OUT/peers-$s-$what.out")"
+      record "rmat $s peers" FAIL "exit $rc: $(tail -1 "$work/peers-$s-$what.out")"
     fi
   fi
   # Out of core: a budget of about three [V, 64] tensors, well under the
@@ -217,9 +229,9 @@ perf() {
     local budget=$(( (1 << s) * 64 * 4 * 3 / 1048576 + 1 ))M
     if run ooc-$s "$sagac" train bench/models/gcn64.saga --data "$graph,features=64" --device cuda --epochs 2 \
          --memory-budget $budget --quiet; then
-      record "rmat $s out of core ($budget)" pass "$(grep -m1 -oE 'transfers overlapped [0-9]+%[^,]*' "$OUT/ooc-$s.out")"
+      record "rmat $s out of core ($budget)" pass "$(grep -m1 -oE 'transfers overlapped [0-9]+%[^,]*' "$work/ooc-$s.out")"
     else
-      record "rmat $s out of core ($budget)" FAIL "$(tail -1 "$OUT/ooc-$s.out")"
+      record "rmat $s out of core ($budget)" FAIL "$(tail -1 "$work/ooc-$s.out")"
     fi
   fi
 }
@@ -228,22 +240,22 @@ say "== performance"
 # its features in the file, Saga's GPU output against both peers'.
 small=14; [ $dry = 1 ] && small=10
 if in_budget "agg output: saga = peers"; then
-  if run agg-same-convert "$sagac" convert "rmat:scale=$small,features=64" "$OUT/same.npz" &&
-     run agg-same-saga "$sagac" run bench/models/agg64.saga --data "$OUT/same.npz" --device cuda --no-normalize \
-       --output "$OUT/same-saga64.npy"; then
-    run agg-same-peers $PYTHON gpu/peers.py --graph "$OUT/same.npz" --features 64 --x-from-file \
-      --saga-out 64="$OUT/same-saga64.npy" --copy-mib 0 --epochs 0 --repeat 1 \
-      --device $([ $dry = 1 ] && echo auto || echo cuda) --out "$OUT/same.jsonl"
+  if run agg-same-convert "$sagac" convert "rmat:scale=$small,features=64" "$work/same.npz" &&
+     run agg-same-saga "$sagac" run bench/models/agg64.saga --data "$work/same.npz" --device cuda --no-normalize \
+       --output "$work/same-saga64.npy"; then
+    run agg-same-peers $PYTHON gpu/peers.py --graph "$work/same.npz" --features 64 --x-from-file \
+      --saga-out 64="$work/same-saga64.npy" --copy-mib 0 --epochs 0 --repeat 1 \
+      --device $([ $dry = 1 ] && echo auto || echo cuda) --out "$work/same.jsonl"
     rc=$?
-    if grep -q '^peers: skipped: torch' "$OUT/agg-same-peers.out"; then
-      record "agg output: saga = peers" skip "$(grep -m1 '^peers: skipped' "$OUT/agg-same-peers.out")"
+    if grep -q '^peers: skipped: torch' "$work/agg-same-peers.out"; then
+      record "agg output: saga = peers" skip "$(grep -m1 '^peers: skipped' "$work/agg-same-peers.out")"
     elif [ $rc = 0 ]; then
-      record "agg output: saga = peers" pass "rmat $small F=64: $(grep -m1 -oE 'vs saga[^;]*' "$OUT/agg-same-peers.out")"
+      record "agg output: saga = peers" pass "rmat $small F=64: $(grep -m1 -oE 'vs saga[^;]*' "$work/agg-same-peers.out")"
     else
-      record "agg output: saga = peers" FAIL "exit $rc: $(tail -1 "$OUT/agg-same-peers.out")"
+      record "agg output: saga = peers" FAIL "exit $rc: $(tail -1 "$work/agg-same-peers.out")"
     fi
   else
-    record "agg output: saga = peers" FAIL "$(tail -1 "$OUT/agg-same-saga.out")"
+    record "agg output: saga = peers" FAIL "$(tail -1 "$work/agg-same-saga.out")"
   fi
 fi
 # The largest scale first at F = 256 (the bandwidth goal's graph), then the
@@ -251,6 +263,19 @@ fi
 for s in $SCALES; do
   if [ "$s" -ge 24 ]; then perf $s 256 agg; else perf $s "64 256" all; fi
 done
+# Nsight Compute's account of the propagation kernel's DRAM bytes, where it
+# can profile (it needs the GPU's counters; a refusal is a skip).
+if [ $dry = 0 ] && command -v ncu > /dev/null && in_budget "ncu dram bytes"; then
+  run ncu ncu --metrics dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum \
+    -k regex:saga_kernel --launch-count 1 "$sagac" run bench/models/agg64.saga \
+    --data "rmat:scale=20,edge-factor=16,features=64" --device cuda --no-normalize
+  if grep -q 'dram__bytes_read' "$work/ncu.out"; then
+    record "ncu dram bytes (rmat 20 F=64)" pass "$(grep -E 'dram__bytes|gpu__time' "$work/ncu.out" | awk '{print $1, $(NF-1), $NF}' | tr '\n' ';')"
+  else
+    record "ncu dram bytes (rmat 20 F=64)" skip "$(grep -m1 -E 'ERR|rror|permission' "$work/ncu.out" || tail -1 "$work/ncu.out")"
+  fi
+fi
+
 $PYTHON gpu/report.py table "$OUT" $SCALES | tee -a "$log" "$OUT/table.txt"
 
 say "== summary ($(elapsed) s)"

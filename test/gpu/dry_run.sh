@@ -29,7 +29,7 @@ if ldd "$b/bin/sagac" | grep -E 'LLVM|MLIR|antlr|openblas|mpi|boost|not found'; 
   exit 1
 fi
 status=0
-env OUT="$work/out" PYTHON=/usr/bin/python3 SAGA_CUDA_DRIVER="$standin" SAGA_NVRTC="$standin" SAGA_CUBLAS="$standin" \
+env OUT="$work/out" WORK="$work/scratch" PYTHON=/usr/bin/python3 SAGA_CUDA_DRIVER="$standin" SAGA_NVRTC="$standin" SAGA_CUBLAS="$standin" \
     SAGA_CUDA_CACHE="$work/cuda-cache" "$b/gpu/check.sh" --dry-run || status=$?
 summary=$work/out/summary.txt
 # Every line: a name (40 columns), pass/skip/FAIL, a detail.
