@@ -48,7 +48,15 @@ TRAIN_SCALE="${TRAIN_SCALE:-20}"
 TRAIN_EPOCHS="${TRAIN_EPOCHS:-2}"
 BUILD="${BUILD:-build}"
 DATA="${DATA:-$BUILD/bench-suite}"
-PYTHON=/usr/bin/python3 # Debian's; the first python3 on PATH may be another
+# The peers' Python: the venv named by PEERS (torch 2.2 from PyPI and DGL
+# 2.1: ../shared/TOOLCHAIN.md's working set, the strongest peers), else
+# Debian's python3 with its torch 1.13 (no DGL).
+if [ -n "${PEERS:-}" ]; then
+  PYTHON="$PEERS/bin/python3"
+  [ -x "$PYTHON" ] || { echo "suite.sh: PEERS=$PEERS has no bin/python3" >&2; exit 1; }
+else
+  PYTHON=/usr/bin/python3 # Debian's; the first python3 on PATH may be another
+fi
 RESULTS="${RESULTS:-bench/results}"
 mkdir -p "$RESULTS" "$DATA"
 WIDTH_LIST="$(echo $WIDTHS | tr ' ' ',')"
@@ -78,7 +86,7 @@ BENCH="$BUILD/bin/saga-bench-suite"
 STREAM="$DATA/stream_triad"
 cc -O3 -march=native -fopenmp bench/stream_triad.c -o "$STREAM"
 
-if ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+if [ -z "${PEERS:-}" ] && ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get install -y python3-torch python3-numpy python3-scipy

@@ -22,7 +22,8 @@ parameters), so every system runs on exactly the same graph and inputs.
                   `import dgl` works (otherwise a "skipped" line);
 each the median of --repeat runs after one warm-up, the output's allocation
 included (as in Saga's forward()), and reports the largest difference from
-Saga's output.
+Saga's output; beyond AGREE (1e-5) times the largest output the run stops
+with an error (the figure would compare different sums).
 
 `train` times GCN epochs (2 layers as bench/models/gcn64.saga: dropout 0.5,
 GCN normalisation D^-1/2 (A + I) D^-1/2, ReLU, cross-entropy over all
@@ -38,7 +39,8 @@ accuracy. It also checks the evaluation loss at Saga's initial parameters
 against Saga's. Each measurement ends in a `RESULT key=value ...` line for
 bench/suite.sh.
 
-Needs Debian's python3-torch and python3-numpy; run it with /usr/bin/python3.
+Needs torch and numpy: Debian's python3-torch (/usr/bin/python3), or the
+peers' venv (bench/suite.sh's PEERS: torch 2.2 and DGL 2.1 from PyPI).
 """
 import argparse
 import json
@@ -50,6 +52,10 @@ import warnings
 
 import numpy as np
 import torch
+
+# Float32 sums of the same terms in another order: the largest difference
+# from Saga's output allowed, as a share of the largest output.
+AGREE = 1e-5
 
 warnings.filterwarnings("ignore", message=".*Sparse CSR tensor support.*")
 
@@ -142,6 +148,12 @@ def run_agg(args):
                   f"(min {lo * 1e3:.3f}) over {args.repeat} runs; max "
                   f"|diff| from Saga {diff:.3g} (outputs up to {scale:.3g})",
                   flush=True)
+            # The same sum in float32, in another order: a figure is only
+            # a comparison if the outputs agree.
+            if not diff <= AGREE * scale:
+                sys.exit(f"suite_baselines: agg F={width} {system} differs "
+                         f"from Saga's output by {diff:.3g} (bound "
+                         f"{AGREE:g} x the largest output, {scale:.3g})")
             result(system=system, **common, width=width,
                    threads=args.threads, ms=f"{med * 1e3:.3f}",
                    max_abs_diff=f"{diff:.3g}", max_abs_out=f"{scale:.4g}")

@@ -115,6 +115,8 @@ def main(argv):
                                 worst_checked, worst_all))
     elif kind == "accuracy":
         gpu, cpu = read_log(a), read_log(b)
+        if not gpu or not cpu:
+            fail("an empty log: %d and %d epochs" % (len(gpu), len(cpu)))
         key = "test_acc" if "test_acc" in cpu[-1] else "test_accuracy"
         if key not in cpu[-1] or key not in gpu[-1]:
             fail("no test accuracy in the logs' last lines", 2)

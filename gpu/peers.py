@@ -14,8 +14,8 @@ next to them:
              (rows = dst, cols = src, values 1; cuSPARSE on CUDA) and PyG's
              MessagePassing(aggr='sum') propagation (what GCNConv runs, without
              the normalisation). GB/s counts the compulsory traffic
-             E*F*4 (gathered rows) + N*F*4 (output) + E*4 (column ids)
-             + (N+1)*8 (row pointers). The peers must agree with each other,
+             E*F*4 (gathered rows) + N*F*4 (output) + E*8 (column ids,
+             int64 in both peers) + (N+1)*8 (row pointers). The peers must agree with each other,
              and with Saga's output for this F where --saga-out F=out.npy gives
              it (then x must come from the file: --x-from-file), to
              max|a-b| <= 1e-4 * max(1, max|a|), a being the reference (Saga's
@@ -23,8 +23,10 @@ next to them:
   gcn_epoch  one training epoch of PyG's example GCN 64-64-16 (GCNConv cached,
              self loops + symmetric normalisation, ReLU, dropout 0.5, Adam
              lr 0.01, weight decay 5e-4 on the first layer, cross-entropy on
-             train_mask) on random [N, 64] features; median of the epochs after
-             the first (the first, a warm-up, also builds GCNConv's cache).
+             train_mask) on random [N, 64] features, then an evaluation
+             forward pass and the accuracy (what an epoch of `sagac train`
+             is); median of the epochs after the first (the first, a
+             warm-up, also builds GCNConv's cache).
 
 The graph is an .npz with src, dst (edges src -> dst), x [N, Fx] float32
 (Fx may be 1) and optionally y, train_mask and num_vertices; only the members
@@ -279,7 +281,7 @@ for F in args.features:
     except (RuntimeError, MemoryError) as e:
         failed(dict(check="agg", F=F, N=N, E=E, x=x_origin, device=dev_name), f"agg F={F} x", e)
         continue
-    nbytes = E * F * 4 + N * F * 4 + E * 4 + (N + 1) * 8
+    nbytes = E * F * 4 + N * F * 4 + E * 8 + (N + 1) * 8  # int64 ids
     def spmm():
         if isinstance(A, Exception):
             raise A
@@ -361,11 +363,17 @@ elif args.epochs > 0:
                                 dict(params=model.conv2.parameters(), weight_decay=0)], lr=0.01)
 
         def epoch():
+            # What an epoch of saga::train is (its log's "seconds"): the
+            # training step, then an evaluation forward pass and the
+            # accuracy.
             model.train()
             opt.zero_grad()
             loss = torch.nn.functional.cross_entropy(model(x, edge_index)[mask], y[mask])
             loss.backward()
             opt.step()
+            model.eval()
+            with torch.no_grad():
+                (model(x, edge_index).argmax(1) == y).float().mean().item()
             return loss
 
         times = []

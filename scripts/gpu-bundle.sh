@@ -17,7 +17,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
-out=$2
+mkdir -p "$(dirname "$2")"
+out=$(cd "$(dirname "$2")" && pwd)/$(basename "$2") # the script changes folder
 quick=${3:-}
 sagac=$build/bin/sagac-static
 limit_mib=40

@@ -766,20 +766,38 @@ void saga::rowNormalize(Tensor &features) {
 }
 
 namespace {
-/// row[j] = float(row[j] / s), cloned for AVX2 (four lanes, against
-/// SSE2's two) and picked at load time: IEEE division rounds the same at
-/// any vector width, so every clone gives the same bits.
-#if defined(__x86_64__) && defined(__GNUC__)
-__attribute__((target_clones("avx2", "default")))
-#endif
-void divideRow(float *row, int64_t f, double s) {
-  for (int64_t j = 0; j < f; ++j)
+/// row[j] = float(row[j] / s), compiled for AVX2 (four lanes, against
+/// SSE2's two) and for any x86-64, picked once at run time: IEEE division
+/// rounds the same at any vector width, so both give the same bits. Not a
+/// target_clones ifunc: its resolver runs inside the dynamic loader, before
+/// ThreadSanitizer's runtime is initialised, and crashed every TSan binary
+/// at start-up.
+using DivideRow = void (*)(float *, int64_t, double);
+#define SAGA_DIVIDE_ROW_BODY                                                   \
+  for (int64_t j = 0; j < f; ++j)                                              \
     row[j] = float(row[j] / s);
+void divideRowPlain(float *row, int64_t f, double s) { SAGA_DIVIDE_ROW_BODY }
+#if defined(__x86_64__) && defined(__GNUC__)
+__attribute__((target("avx2"))) void divideRowAvx2(float *row, int64_t f,
+                                                   double s) {
+  SAGA_DIVIDE_ROW_BODY
+}
+#endif
+#undef SAGA_DIVIDE_ROW_BODY
+DivideRow chosenDivideRow() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  static const DivideRow chosen =
+      __builtin_cpu_supports("avx2") ? divideRowAvx2 : divideRowPlain;
+  return chosen;
+#else
+  return divideRowPlain;
+#endif
 }
 } // namespace
 
 void saga::rowNormalize(float *rows, int64_t n, int64_t f) {
-  auto divide = [f](float *row, double s) {
+  const DivideRow divideRow = chosenDivideRow();
+  auto divide = [f, divideRow](float *row, double s) {
     if (s != 0)
       divideRow(row, f, s);
   };

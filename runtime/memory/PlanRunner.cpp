@@ -4,8 +4,11 @@
 
 #include "runtime/Timing.h"
 
+#include "llvm/ADT/ScopeExit.h"
+
 #include <chrono>
 #include <deque>
+#include <memory>
 
 using namespace saga;
 
@@ -31,7 +34,8 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
   const int64_t reserve = std::max<int64_t>(0, pool.capacity() - p.budget);
 
   PlanRunStats stats;
-  TransferEngine engine(tier);
+  auto engineHolder = std::make_unique<TransferEngine>(tier);
+  TransferEngine &engine = *engineHolder;
   Resident resident;
   // Loads issued, per tensor: the ticket to wait for.
   std::map<int, TransferEngine::Ticket> inFlight;
@@ -39,6 +43,16 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
   std::map<int, int64_t> prefetchedFor; // tensor -> bytes counted above
   // Buffers dropped after a store: freed when the store is done.
   std::deque<std::pair<TransferEngine::Ticket, DeviceBuffer>> pendingFree;
+  // However the run ends (an error from a load, a kernel, the plan), the
+  // engine finishes its queue first (its destructor drains it), then every
+  // buffer still held goes back to the pool.
+  llvm::scope_exit releaseAll([&] {
+    engineHolder.reset();
+    for (auto &[t, buffer] : resident)
+      pool.release(buffer);
+    for (auto &[ticket, buffer] : pendingFree)
+      pool.release(buffer);
+  });
   size_t nextLoadOp = 0, nextLoadIndex = 0; // the first load not issued
   // Whether the next tier has (or will have, by queue order) the tensor's
   // current value.
@@ -184,6 +198,7 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
     return std::move(e);
   for (auto &[t, buffer] : resident)
     pool.release(buffer);
+  resident.clear();
   stats.transfers = engine.counters();
   stats.poolPeak = pool.peak();
   stats.seconds = secondsSince(start);

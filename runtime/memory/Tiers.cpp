@@ -70,7 +70,8 @@ public:
     auto from = stored(key, bytes);
     if (!from)
       return from.takeError();
-    std::memcpy(data, *from, size_t(bytes));
+    if (bytes > 0) // an empty piece: no storage on either side (null)
+      std::memcpy(data, *from, size_t(bytes));
     return llvm::Error::success();
   }
   llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,

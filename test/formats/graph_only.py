@@ -8,7 +8,7 @@ Usage: graph_only.py SAGAC MODEL PLANETOID_DIR OUT_DIR
    converted to a Saga graph file (sagac convert), train to the Planetoid
    folder's parameters (the symmetric matrix lists an edge's two
    directions next to each other, as the folder does).
-2. >= 20 malformed Matrix Market files and >= 20 malformed edge lists or
+2. 22 malformed Matrix Market files and 21 malformed edge lists or
    arrays each fail with one line naming the file (and line).
 """
 import os
@@ -191,6 +191,6 @@ error = lambda t: [l for l in t.splitlines() if "error" in l][0]
 check("cora.mtx holds only a graph: give its vertex arrays" in text, error(text))
 text = run(["run", model, "--data", planetoid] + ARRAYS, expect=1)
 check("has its own vertex arrays" in text, error(text))
-check(len(cases) >= 20, "%d malformed Matrix Market files" % len(cases))
-check(len(edge_cases) >= 20, "%d malformed edge lists" % len(edge_cases))
+check(len(cases) == 22, "%d malformed Matrix Market files (README says 22)" % len(cases))
+check(len(edge_cases) == 21, "%d malformed edge lists (README says 21)" % len(edge_cases))
 finish()

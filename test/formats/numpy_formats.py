@@ -9,7 +9,7 @@ Usage: numpy_formats.py SAGAC MODEL PLANETOID_DIR OUT_DIR
 2. sagac run --output writes the model's output as .npy: NumPy reads it,
    one row per vertex, and its arg-max gives the accuracy sagac prints;
    with --reorder=degree the rows come back in the input's order.
-3. Malformed archives and arrays (>= 20) each fail with one located line
+3. Malformed archives and arrays (37) each fail with one located line
    naming the file (and the member, offset or key).
 """
 import os
@@ -214,7 +214,7 @@ for path, message in cases:
     check(located and len(lines) == 1,
           "%s: %s" % (os.path.basename(path),
                       lines[0] if lines else "(no message)"))
-check(len(cases) >= 20, "%d malformed files" % len(cases))
+check(len(cases) == 37, "%d malformed files (README says 37)" % len(cases))
 
 # A member that inflates past the memory available is refused before the
 # buffer is allocated.

@@ -4,7 +4,7 @@ Usage: ogb_folder.py SAGAC MODEL PLANETOID_DIR OUT_DIR
 
 1. Cora written as OGB unpacks a dataset (gzip CSV files under raw/ and
    split/<kind>/) trains to the Planetoid folder's parameters, bit for bit.
-2. Malformed folders (>= 20: bad lines, ranges, counts, splits, corrupt and
+2. Malformed folders (26: bad lines, ranges, counts, splits, corrupt and
    truncated gzip streams) each fail with one line naming the file and,
    where there is one, the line.
 """
@@ -108,7 +108,7 @@ for name, changes, raw, message in cases:
     lines = [l for l in text.splitlines() if not l.startswith("compiled ")]
     check(message in text and name in text and len(lines) == 1,
           "%s: %s" % (name, lines[0] if lines else "(no message)"))
-check(len(cases) >= 20, "%d malformed folders" % len(cases))
+check(len(cases) == 26, "%d malformed folders (README says 26)" % len(cases))
 
 # 3. A feature file that inflates past the memory available (a gzip bomb, in
 # small): refused while it grows, before the allocation that cannot fit.

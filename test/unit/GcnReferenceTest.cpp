@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -112,6 +114,11 @@ TEST(GcnReference, IdenticalAcrossThreadCounts) {
   ASSERT_EQ(one.shape(), two.shape());
   for (int64_t i = 0; i < one.numElements(); ++i)
     ASSERT_EQ(one.f32()[i], two.f32()[i]) << "element " << i;
+  for (unsigned threads : {3u, 4u, 7u}) {
+    Tensor t = runGcn(threads);
+    ASSERT_EQ(std::memcmp(one.f32(), t.f32(), size_t(one.numElements()) * 4), 0)
+        << "1 vs " << threads << " threads";
+  }
   Tensor again = runGcn(2);
   for (int64_t i = 0; i < one.numElements(); ++i)
     ASSERT_EQ(two.f32()[i], again.f32()[i]) << "element " << i;

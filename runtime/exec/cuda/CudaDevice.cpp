@@ -256,6 +256,7 @@ CudaDevice::load(const std::string &source,
   if (auto e = api->check(api->moduleLoad(&m->module, compiled->cubin.data()),
                           "cuModuleLoadData on " + name))
     return std::move(e);
+  m->api = api;
   for (const std::string &k : kernels) {
     CUfunction f = nullptr;
     if (auto e = api->check(api->moduleFunction(&f, m->module, k.c_str()),
@@ -264,6 +265,11 @@ CudaDevice::load(const std::string &source,
     m->functions[k] = f;
   }
   return m;
+}
+
+CudaModule::~CudaModule() {
+  if (module && api)
+    api->moduleUnload(module);
 }
 
 void CudaDevice::unload(CudaModule &module) {

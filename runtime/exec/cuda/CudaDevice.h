@@ -31,9 +31,14 @@ struct CudaStats {
   int64_t launches = 0, gemms = 0;
 };
 
-/// A module's kernels, loaded on the device.
+/// A module's kernels, loaded on the device; unloaded when destroyed (or
+/// before, by CudaDevice::unload), so it must not outlive its device.
 class CudaModule {
 public:
+  CudaModule() = default;
+  CudaModule(const CudaModule &) = delete;
+  CudaModule &operator=(const CudaModule &) = delete;
+  ~CudaModule();
   CUfunction function(const std::string &name) const {
     auto it = functions.find(name);
     return it == functions.end() ? nullptr : it->second;
@@ -41,6 +46,7 @@ public:
 
 private:
   friend class CudaDevice;
+  const DriverApi *api = nullptr;
   CUmodule module = nullptr;
   std::map<std::string, CUfunction> functions;
 };
