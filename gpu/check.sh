@@ -135,8 +135,8 @@ echo "sagac runs with LD_LIBRARY_PATH += ${libs:-nothing}" >> "$log"
 # Which driver, NVRTC and cuBLAS a CUDA run loads (the dynamic loader's
 # own account), and the device line sagac prints.
 if LD_DEBUG=files run device "$sagac" train examples/gcn.saga --data examples/data/cora --device cuda --epochs 1 --quiet; then
-  libs=$(grep -oE 'file=[^ ]*(cuda|nvrtc|cublas|standin)[^ ]* ' "$work/device.out" | sed 's/file=//' | sort -u | tr '\n' ' ')
-  record device pass "$(last device '^device:' | sed 's/^device: //'); loaded: $libs"
+  loaded=$(grep -oE 'file=[^ ]*(cuda|nvrtc|cublas|standin)[^ ]* ' "$work/device.out" | sed 's/file=//' | sort -u | tr '\n' ' ')
+  record device pass "$(last device '^device:' | sed 's/^device: //'); loaded: $loaded"
 else
   record device FAIL "$(tail -3 "$work/device.out" | tr '\n' ' ')"
 fi
