@@ -9,6 +9,7 @@
 #define SAGA_BENCH_BENCHCOMMON_H
 
 #include "runtime/Model.h"
+#include "runtime/graph/Numpy.h"
 #include "runtime/Timing.h"
 
 #include "llvm/ADT/Twine.h"
@@ -50,30 +51,12 @@ inline std::string jsonEscape(const std::string &s) {
   return out;
 }
 
-/// Writes a little-endian, C-order .npy file (format 1.0).
+/// Writes a little-endian, C-order .npy file (runtime/graph/Numpy.h).
 inline void writeNpy(const std::string &path, const char *descr,
                      const std::vector<int64_t> &shape, const void *data,
                      size_t bytes) {
-  std::string dims;
-  for (int64_t d : shape)
-    dims += std::to_string(d) + ",";
-  if (shape.size() > 1)
-    dims.pop_back();
-  std::string header = std::string("{'descr': '") + descr +
-                       "', 'fortran_order': False, 'shape': (" + dims + "), }";
-  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64.
-  size_t total = 10 + header.size() + 1;
-  header.append((64 - total % 64) % 64, ' ');
-  header += '\n';
-  std::ofstream out(path, std::ios::binary);
-  uint16_t length = uint16_t(header.size());
-  out.write("\x93NUMPY\x01\x00", 8);
-  out.put(char(length & 0xff));
-  out.put(char(length >> 8));
-  out << header;
-  out.write(static_cast<const char *>(data), std::streamsize(bytes));
-  if (!out)
-    fail("cannot write " + path);
+  if (llvm::Error e = saga::writeNpy(path, {"", descr, shape, data, bytes}))
+    fail(llvm::toString(std::move(e)));
 }
 
 inline void writeTensor(const std::string &path, const saga::Tensor &t) {

@@ -405,22 +405,26 @@ void putLittle(std::string &out, uint64_t value, int bytes) {
 
 } // namespace
 
-llvm::Error saga::writeNpy(const std::string &path, const Tensor &t) {
-  if (t.dtype() != DType::F32 && t.dtype() != DType::I32)
-    return llvm::createStringError(path + ": only f32 and i32 tensors are "
-                                          "written as .npy");
-  const std::string preamble =
-      npyPreamble(t.dtype() == DType::F32 ? "<f4" : "<i4", t.shape());
+llvm::Error saga::writeNpy(const std::string &path, const NpyView &array) {
+  const std::string preamble = npyPreamble(array.descr, array.shape);
   // Through a temporary file, renamed: never a partial file under `path`.
   if (llvm::Error e = llvm::writeToOutput(path, [&](llvm::raw_ostream &out) {
         out << preamble;
-        out.write(reinterpret_cast<const char *>(t.f32()),
-                  size_t(t.numElements()) * 4);
+        out.write(static_cast<const char *>(array.data), array.bytes);
         return llvm::Error::success();
       }))
     return llvm::createStringError(path + ": cannot write: " +
                                    llvm::toString(std::move(e)));
   return llvm::Error::success();
+}
+
+llvm::Error saga::writeNpy(const std::string &path, const Tensor &t) {
+  if (t.dtype() != DType::F32 && t.dtype() != DType::I32)
+    return llvm::createStringError(path + ": only f32 and i32 tensors are "
+                                          "written as .npy");
+  return writeNpy(path, NpyView{"", t.dtype() == DType::F32 ? "<f4" : "<i4",
+                                t.shape(), t.f32(),
+                                size_t(t.numElements()) * 4});
 }
 
 llvm::Error saga::writeNpz(const std::string &path,
@@ -443,18 +447,24 @@ llvm::Error saga::writeNpz(const std::string &path,
           const bool bigSize = size >= zip64From;
           const bool bigOffset = offset >= zip64From;
           zip64 |= bigSize || bigOffset;
+          // The fields the local header and the directory entry share,
+          // from "version needed" to the extra field's length.
+          auto shared = [&](std::string &to, bool zip64Fields,
+                            size_t extraBytes) {
+            putLittle(to, zip64Fields ? 45 : 20, 2); // version needed
+            putLittle(to, 0, 2);                     // flags
+            putLittle(to, 0, 2);                     // stored
+            putLittle(to, 0, 2);                     // time
+            putLittle(to, 0x21, 2);                  // 1980-01-01
+            putLittle(to, crc, 4);
+            putLittle(to, bigSize ? kSaturated : size, 4); // packed
+            putLittle(to, bigSize ? kSaturated : size, 4); // unpacked
+            putLittle(to, name.size(), 2);
+            putLittle(to, extraBytes, 2);
+          };
           std::string local;
           putLittle(local, 0x04034b50, 4);
-          putLittle(local, bigSize ? 45 : 20, 2); // version needed
-          putLittle(local, 0, 2);                 // flags
-          putLittle(local, 0, 2);                 // stored
-          putLittle(local, 0, 2);                 // time
-          putLittle(local, 0x21, 2);              // 1980-01-01
-          putLittle(local, crc, 4);
-          putLittle(local, bigSize ? kSaturated : size, 4);
-          putLittle(local, bigSize ? kSaturated : size, 4);
-          putLittle(local, name.size(), 2);
-          putLittle(local, bigSize ? 20 : 0, 2);
+          shared(local, bigSize, bigSize ? 20 : 0);
           local += name;
           if (bigSize) {
             putLittle(local, 0x0001, 2);
@@ -475,16 +485,7 @@ llvm::Error saga::writeNpz(const std::string &path,
           }
           putLittle(directory, 0x02014b50, 4);
           putLittle(directory, 45, 2); // made by
-          putLittle(directory, bigSize || bigOffset ? 45 : 20, 2);
-          putLittle(directory, 0, 2);
-          putLittle(directory, 0, 2);
-          putLittle(directory, 0, 2);
-          putLittle(directory, 0x21, 2);
-          putLittle(directory, crc, 4);
-          putLittle(directory, bigSize ? kSaturated : size, 4);
-          putLittle(directory, bigSize ? kSaturated : size, 4);
-          putLittle(directory, name.size(), 2);
-          putLittle(directory, extra.size(), 2);
+          shared(directory, bigSize || bigOffset, extra.size());
           putLittle(directory, 0, 2); // comment
           putLittle(directory, 0, 2); // disk
           putLittle(directory, 0, 2); // internal attributes

@@ -55,18 +55,21 @@ llvm::Expected<NpyArray> readNpy(const std::string &path);
 llvm::Expected<std::map<std::string, NpyArray>>
 readNpz(const std::string &path);
 
-/// Writes a [rows, ...] f32 or i32 tensor as a version 1.0 .npy file (to a
-/// temporary name, then renamed: never a partial file under `path`).
-llvm::Error writeNpy(const std::string &path, const Tensor &t);
-
-/// One array of an archive writeNpz writes: `bytes` of C-order data of
-/// NumPy type `descr` ("<f4", "<i4", "|b1") and `shape`, saved as NAME.npy.
+/// An array to write: `bytes` of little-endian C-order data of NumPy type
+/// `descr` ("<f4", "<i4", "|b1") and `shape`; in an .npz, saved as NAME.npy.
 struct NpyView {
   std::string name, descr;
   std::vector<int64_t> shape;
   const void *data = nullptr;
   size_t bytes = 0;
 };
+/// Writes an array as a version 1.0 .npy file (to a temporary name, then
+/// renamed: never a partial file under `path`).
+llvm::Error writeNpy(const std::string &path, const NpyView &array);
+/// Writes a [rows, ...] f32 or i32 tensor as a version 1.0 .npy file (to a
+/// temporary name, then renamed: never a partial file under `path`).
+llvm::Error writeNpy(const std::string &path, const Tensor &t);
+
 /// Writes an .npz (ZIP, stored members, ZIP64 fields for sizes and offsets
 /// from `zip64From` on: those that do not fit 32 bits; tests lower it) that
 /// np.load and readNpz read; to a temporary name, then renamed.

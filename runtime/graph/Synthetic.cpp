@@ -1,6 +1,7 @@
 //===- Synthetic.cpp - generated graphs and features for benchmarks -------===//
 
 #include "runtime/graph/Synthetic.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
@@ -161,15 +162,22 @@ llvm::Expected<Dataset> saga::loadSyntheticDataset(const std::string &spec) {
     return bad("no scale");
   if ((int64_t(1) << scale) * edgeFactor > (int64_t(1) << 31) - 1)
     return bad("2^scale * edge-factor edges do not fit 32-bit edge ids");
+  // What generating takes at its peak (the edge keys, the permutation, the
+  // features), refused before allocating when it cannot fit.
+  const uint64_t n = uint64_t(1) << scale;
+  if (llvm::Error e = checkMemory(
+          saturatingAdd(saturatingMul(n * uint64_t(edgeFactor), 8),
+                        saturatingMul(n, 4 + 4 * uint64_t(features))),
+          spec + ": generating it"))
+    return std::move(e);
   Dataset d;
   d.name = "rmat-" + std::to_string(scale) + "-" + std::to_string(edgeFactor);
   d.edges = rmatGraph(int(scale), int(edgeFactor), uint64_t(seed));
-  const int64_t n = d.edges.numVertices;
-  d.features = randomFeatures(n, features, uint64_t(seed));
+  d.features = randomFeatures(int64_t(n), features, uint64_t(seed));
   d.numClasses = int32_t(classes);
   d.labels.resize(size_t(n));
   Xoshiro256 rng(uint64_t(seed) ^ kLabelStream);
-  for (int64_t v = 0; v < n; ++v) {
+  for (int64_t v = 0; v < int64_t(n); ++v) {
     d.labels[size_t(v)] = int32_t(rng.below(uint64_t(classes)));
     uint64_t r = rng.below(10); // 10 % train, 10 % validation, 80 % test
     (r == 0 ? d.train : r == 1 ? d.val : d.test).push_back(int32_t(v));

@@ -132,6 +132,8 @@ TEST(SyntheticDataset, BadSpecsNameTheKey) {
       {"rmat:scale=8,size=3", "unknown key 'size'"},
       {"rmat:scale=8,features=0", "features must be an integer in [1, 65536]"},
       {"rmat:scale=30,edge-factor=16", "do not fit 32-bit edge ids"},
+      // 2^26 x 65536 features: refused before allocating (MemoryLimit.h).
+      {"rmat:scale=26,edge-factor=1,features=65536", "generating it needs "},
   };
   for (const Case &c : cases) {
     SCOPED_TRACE(c.spec);
