@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test build deps fuzz test-asan test-tsan gpu-bundle
+.PHONY: run test check build deps fuzz test-asan test-tsan gpu-bundle
 
 deps:
 	@./scripts/install-deps.sh
@@ -20,6 +20,11 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# The fast tier (ctest label `fast`: lit and the unit tests but the slow
+# few) for after a change; `make test` runs it and the `slow` tier.
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -L fast
 
 # Everything a run on a GPU machine needs, in one tarball (gpu/README.md).
 gpu-bundle: build

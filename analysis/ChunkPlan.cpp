@@ -3,7 +3,8 @@
 #include "analysis/ChunkPlan.h"
 
 #include "dialect/Saga.h"
-#include "runtime/exec/ExecHelpers.h"
+#include "dialect/OpError.h"
+#include "support/Intervals.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -90,7 +91,7 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                                             int64_t fixedGroup,
                                             bool interleave) {
   int64_t maxParts =
-      std::min<int64_t>(exec::kWeightGradSlices, (graph.vertices + 255) / 256);
+      std::min<int64_t>(kWeightGradSlices, (graph.vertices + 255) / 256);
   // Asked once per interval count (and direction), however many chunk
   // groups are tried.
   graph.occupancy = memoized(graph.occupancy);
@@ -264,14 +265,14 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
                                  int64_t(schedule.getGroup()),
                                  !schedule.getOpMajor());
   if (schedule.getChunkEdges() && !out.memory.edgesSplit())
-    return exec::errorAt(schedule, "the schedule splits edge values by "
+    return errorAt(schedule, "the schedule splits edge values by "
                                    "interval, but the model's cannot be "
                                    "(an op other than a propagation or edge "
                                    "map uses one)");
   PlanMemory &pm = out.memory;
   MemoryProblem &p = pm.problem;
   if (pm.bounds != std::vector<int32_t>(bounds.begin(), bounds.end()))
-    return exec::errorAt(schedule, "the schedule's intervals are not the " +
+    return errorAt(schedule, "the schedule's intervals are not the " +
                                        std::to_string(parts) +
                                        " intervals of a graph of " +
                                        std::to_string(out.graph.vertices) +
@@ -279,7 +280,7 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
   p.budget = schedule.getPlanned();
   out.minimum = minimumBudget(p);
   if (p.budget + pm.pinnedBytes > out.budget)
-    return exec::errorAt(schedule, "the plan's share of the budget (" +
+    return errorAt(schedule, "the plan's share of the budget (" +
                                        std::to_string(p.budget) +
                                        " bytes, plus pinned values) exceeds "
                                        "the budget");
@@ -295,12 +296,12 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
     if (auto step = dyn_cast<StepOp>(op)) {
       size_t k = size_t(steps);
       if (k >= p.ops.size())
-        return exec::errorAt(&op, "the model has only " +
+        return errorAt(&op, "the model has only " +
                                       std::to_string(p.ops.size()) + " steps");
       const PlanStep &want = pm.steps[k];
       if (step.getName() != plainName(p.ops[k].name) ||
           int64_t(step.getI()) != want.i || int64_t(step.getJ()) != want.j)
-        return exec::errorAt(&op, "step " + std::to_string(k) + " is " +
+        return errorAt(&op, "step " + std::to_string(k) + " is " +
                                       p.ops[k].name + " in the model");
       ++steps;
       continue;
@@ -317,7 +318,7 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
       t = it == tensorOf.end() ? -1 : it->second;
     }
     if (t < 0)
-      return exec::errorAt(&op, std::string("piece ") + std::to_string(piece) +
+      return errorAt(&op, std::string("piece ") + std::to_string(piece) +
                                     " of this value is not in the plan's "
                                     "memory (pinned, or not split so)");
     if (isa<PrefetchOp>(op)) {
@@ -327,7 +328,7 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
     if (isa<LoadOp>(op)) {
       Transfer tr{Transfer::Load, t, steps};
       if (steps >= int(p.ops.size()))
-        return exec::errorAt(&op, "a load after the last step");
+        return errorAt(&op, "a load after the last step");
       if (auto rows = op.getAttrOfType<IntegerAttr>("rows")) {
         // The rows the next step's chunk reads (the verifier checked the
         // piece is an interval's).
@@ -335,12 +336,12 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
         int64_t count = pm.bounds[size_t(at.piece) + 1] - pm.bounds[size_t(at.piece)];
         const std::vector<int> &other = pm.otherEnd[size_t(steps)];
         if (std::find(other.begin(), other.end(), t) == other.end())
-          return exec::errorAt(&op, "step " + std::to_string(steps) +
+          return errorAt(&op, "step " + std::to_string(steps) +
                                         " does not read this piece at a "
                                         "chunk's other end: it cannot load "
                                         "some of its rows");
         if (rows.getInt() >= count)
-          return exec::errorAt(&op, "loads " + std::to_string(rows.getInt()) +
+          return errorAt(&op, "loads " + std::to_string(rows.getInt()) +
                                         " rows of an interval of " +
                                         std::to_string(count));
         tr.kind = Transfer::LoadRows;
@@ -360,7 +361,7 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
       continue;
     }
     if (steps == 0)
-      return exec::errorAt(&op, "a store or free before the first step");
+      return errorAt(&op, "a store or free before the first step");
     bool store = isa<StoreOp>(op);
     if (store)
       plan.storeBytes += p.tensors[size_t(t)].bytes;
@@ -368,16 +369,16 @@ llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
         {store ? Transfer::Store : Transfer::Drop, t, steps - 1});
   }
   if (size_t(steps) != p.ops.size())
-    return exec::errorAt(schedule, "the schedule has " + std::to_string(steps) +
+    return errorAt(schedule, "the schedule has " + std::to_string(steps) +
                                        " steps, the model " +
                                        std::to_string(p.ops.size()));
   if (!pendingPrefetch.empty())
-    return exec::errorAt(schedule,
+    return errorAt(schedule,
                          "tensor " + p.tensors[size_t(pendingPrefetch.begin()->first)].name +
                              " is prefetched but never loaded");
   plan.peakBytes = -1; // replayed below
   std::string invalid = validatePlan(p, plan, &plan.peakBytes);
   if (!invalid.empty())
-    return exec::errorAt(schedule, "not a valid memory plan: " + invalid);
+    return errorAt(schedule, "not a valid memory plan: " + invalid);
   return out;
 }

@@ -1,7 +1,8 @@
 //===- PlanMemory.cpp - a plan's operators as a memory problem ------------===//
 
 #include "analysis/PlanMemory.h"
-#include "runtime/exec/ExecHelpers.h"
+#include "dialect/OpError.h"
+#include "support/Intervals.h"
 
 #include "dialect/Saga.h"
 
@@ -202,7 +203,7 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
   out.group = group;
   out.interleaved = interleave;
   MemoryProblem &p = out.problem;
-  out.bounds = intervals > 1 ? exec::chunkIntervals(graph.vertices, intervals)
+  out.bounds = intervals > 1 ? chunkIntervals(graph.vertices, intervals)
                              : std::vector<int32_t>{0, int32_t(graph.vertices)};
   const int64_t parts = int64_t(out.bounds.size()) - 1;
   if (parts > 1 && graph.occupancy) {

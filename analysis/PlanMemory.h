@@ -1,7 +1,7 @@
 //===- PlanMemory.h - a plan's operators as a memory problem ----*- C++ -*-===//
 //
 // The execution plan's step sequence, sized for a graph, as the input of the
-// memory planner (runtime/memory/MemoryPlanner.h): each plan step (a kernel
+// memory planner (support/MemoryPlanner.h): each plan step (a kernel
 // launch, GEMM, loss, gradient helper; not releases or constants) is an
 // operator reading its operands and writing its results, and the return
 // (where the optimiser takes the gradients) reads what the plan returns and
@@ -38,9 +38,7 @@
 #ifndef SAGA_ANALYSIS_PLANMEMORY_H
 #define SAGA_ANALYSIS_PLANMEMORY_H
 
-#include "runtime/graph/EdgeChunks.h"
-#include "runtime/graph/Graph.h"
-#include "runtime/memory/MemoryPlanner.h"
+#include "support/MemoryPlanner.h"
 
 #include "dialect/Saga.h"
 
@@ -97,7 +95,6 @@ struct GraphSize {
   ChunkRowCounts rowCounts;
   ChunkEdgeCounts chunkEdges;
 };
-inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges, {}}; }
 
 struct PlanMemory {
   MemoryProblem problem; // budget left 0: the caller's to set
@@ -191,10 +188,6 @@ PieceIndex indexPieces(const PlanMemory &pm);
 PlanMemory planMemoryProblem(ModelOp plan, GraphSize graph, int64_t pinBelow,
                              int64_t intervals = 1, int64_t group = 1,
                              bool interleave = true);
-inline PlanMemory planMemoryProblem(ModelOp plan, const Graph &graph,
-                                    int64_t pinBelow, int64_t intervals = 1) {
-  return planMemoryProblem(plan, sizeOf(graph), pinBelow, intervals);
-}
 
 } // namespace saga
 

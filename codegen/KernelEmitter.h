@@ -12,24 +12,12 @@
 #define SAGA_CODEGEN_KERNELEMITTER_H
 
 #include "dialect/Saga.h"
+#include "support/KernelAbi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace saga {
-
-/// Bits of a propagate kernel's phase word. An unchunked launch passes both:
-/// the kernel starts each row's reduction and finishes it.
-constexpr int64_t kPhaseResume = 1; // start from the saved partial reduction
-constexpr int64_t kPhaseFinish = 2; // last chunk: finalise, run the epilogue
-constexpr int64_t kPhaseWhole = kPhaseFinish;
-
-/// How many edge positions ahead a CPU propagation kernel prefetches the
-/// rows the edge there will read (it loads sources[p] and edgeIds[p] at
-/// p = min(pos + this, dim(sources) - 1)): an executor that hands a kernel
-/// only rows [lo, hi)'s positions of the graph arrays keeps this many
-/// more readable after offsets[hi].
-constexpr int64_t kEdgePrefetchDistance = 32;
 
 struct Kernel {
   mlir::func::FuncOp func;

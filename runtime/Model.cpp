@@ -11,7 +11,7 @@
 #include "runtime/exec/RowExtents.h"
 #include "runtime/exec/cuda/CudaExecutor.h"
 #include "runtime/exec/ThreadPool.h"
-#include "runtime/graph/Intervals.h"
+#include "support/Intervals.h"
 #include "runtime/memory/MemoryLimit.h"
 #include "runtime/Timing.h"
 
@@ -289,7 +289,7 @@ llvm::Expected<PlanMemory> Model::memoryProblem(bool training,
   auto plan = planFor(training);
   if (!plan)
     return plan.takeError();
-  return planMemoryProblem(*plan, *impl->graph, pinBelow, intervals);
+  return planMemoryProblem(*plan, sizeOf(*impl->graph), pinBelow, intervals);
 }
 
 llvm::Expected<std::vector<StepTraffic>>
@@ -527,7 +527,7 @@ llvm::Error Model::checkPlanFits(ModelOp plan) {
     return llvm::Error::success();
   // The plan's own buffers at their peak (inputs and parameters are in
   // memory already): each lives from its writer to its last reader.
-  PlanMemory pm = planMemoryProblem(plan, *g, /*pinBelow=*/0, 1);
+  PlanMemory pm = planMemoryProblem(plan, sizeOf(*g), /*pinBelow=*/0, 1);
   const MemoryProblem &p = pm.problem;
   std::vector<int> first(p.tensors.size(), -1), last(p.tensors.size(), -1);
   for (auto [k, op] : llvm::enumerate(p.ops))

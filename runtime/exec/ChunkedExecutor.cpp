@@ -1,12 +1,13 @@
 //===- ChunkedExecutor.cpp - runs a plan under a memory budget ------------===//
 
 #include "runtime/exec/ChunkedExecutor.h"
+#include "runtime/exec/ChunkedWalker.h"
 
 #include "analysis/ChunkPlan.h"
 #include "runtime/exec/ExecHelpers.h"
 
 #include "runtime/exec/KernelDevice.h"
-#include "codegen/KernelEmitter.h"
+#include "support/KernelAbi.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/SymbolTable.h"
@@ -26,30 +27,15 @@ using namespace saga::exec;
 
 namespace {
 
-int64_t elementsOf(Type type, const Graph &g) {
-  int64_t n = 1;
-  for (int64_t d : shapeOf(type, isa<DomainType>(type) &&
-                                          cast<DomainType>(type).isEdgeDomain()
-                                      ? g.numEdges
-                                      : g.numVertices))
-    n *= d;
-  return n;
-}
-
-class ChunkedRun {
+/// The CPU's steps of a chunked run: pieces in host memory, kernels over
+/// row blocks on the thread pool, GEMMs by BLAS.
+class ChunkedRun : public ChunkedWalker {
 public:
   ChunkedRun(ModelOp model, const ExecutionContext &ctx, const PlanMemory &pm)
-      : model(model), ctx(ctx), pm(pm), g(*ctx.graph) {
+      : ChunkedWalker(model, ctx, pm) {
     mapBlocks = rowBlocks(g, nullptr);
     inBlocks = rowBlocks(g, &g.inOffsets);
     outBlocks = rowBlocks(g, &g.outOffsets);
-    PieceIndex index = indexPieces(pm);
-    tensorOf = std::move(index.values);
-    states = std::move(index.states);
-    parts = int64_t(pm.bounds.size()) - 1;
-    ReturnOp ret = cast<ReturnOp>(model.getBody().front().getTerminator());
-    for (Value v : ret.getOperands())
-      returned.insert(v);
   }
 
   /// Reads input tensor t of the problem (a piece of a graph input, a
@@ -58,28 +44,8 @@ public:
   /// loads of inputs come here: inputs are never copied down first.
   llvm::Expected<int64_t> readInput(int t, void *to, int64_t bytes,
                                     const RowSelection *rows);
-  bool isInput(int t) const { return pm.problem.tensors[size_t(t)].input; }
-  /// Runs operator k of the problem, then hands the rows it made of
-  /// returned vertex values to the caller's outputs.
-  llvm::Error compute(int k, Resident &r);
-  std::vector<Tensor> takeResults() { return std::move(results); }
-  /// With ctx.profile: the time of each operator of the plan over all its
-  /// chunks (in the in-memory executor's names, first-run order).
-  void noteTime(Operation *op, double seconds) {
-    std::string what = op->getName().stripDialect().str();
-    if (auto l = dyn_cast<LaunchOp>(op))
-      what += " " + l.getCallee().str();
-    auto [at, added] = profiled.try_emplace(op, ctx.profile->size());
-    if (added)
-      ctx.profile->emplace_back(what, 0.0);
-    (*ctx.profile)[at->second].second += seconds;
-  }
 
 private:
-  int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
-  int64_t hi(int64_t j) const {
-    return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
-  }
   /// The caller's tensor behind a graph input or parameter, or null.
   const Tensor *external(Value v) const;
   /// Row 0 of `v` as seen from interval j (a piece's base shifted back by
@@ -88,22 +54,39 @@ private:
   /// The task boundaries of `blocks` inside interval j.
   std::vector<int64_t> window(const std::vector<int64_t> &blocks,
                               int64_t j) const;
-  llvm::Error dispatch(int k, Resident &r);
-  llvm::Error launch(LaunchOp op, int64_t i, int64_t j, Resident &r);
-  void gemm(Value x, Value w, Value y, bool transpose, int64_t j, Resident &r);
-  llvm::Error scalarOp(Operation *op, int64_t j, Resident &r);
+  llvm::Error launch(LaunchOp op, int64_t i, int64_t j, Resident &r) override;
+  llvm::Error gemm(Value x, Value w, Value y, bool transpose, int64_t j,
+                   Resident &r) override;
+  llvm::Error degrees(Value result, int64_t j, Resident &r) override;
+  llvm::Error vertexIds(Value result, int64_t j, Resident &r) override;
+  llvm::Error sumRows(SumRowsOp op, int64_t j, bool first, bool last,
+                      Resident &r) override;
+  llvm::Error weightGradient(LinearGradWeightOp op, int64_t j, bool first,
+                             bool last, Resident &r) override;
+  llvm::Error crossEntropy(CrossEntropyOp op, int64_t j, bool first, bool last,
+                           Resident &r) override;
+  llvm::Error crossEntropyGrad(CrossEntropyGradOp op, int64_t j, bool first,
+                               Resident &r) override;
+  llvm::Error l2(Operation *op, int64_t n, int64_t j, Resident &r) override;
+  llvm::Error neg(Operation *op, int64_t n, int64_t j, Resident &r) override;
+  llvm::Error binary(Operation *op, int64_t na, int64_t nb, int64_t n,
+                     int64_t j, Resident &r) override;
+  llvm::Error read(Value v, int64_t j, Resident &r, int64_t offset,
+                   int64_t bytes, void *to) override;
+  std::string unsupported() const override {
+    return "run under a memory budget";
+  }
+  /// The loss rows and labels a loss over interval j reads.
+  struct Loss {
+    const float *logits;
+    const int32_t *labels;
+    int64_t c;
+    const std::vector<int32_t> &rows;
+  };
+  Loss loss(Value logits, Value labels, int64_t j, Resident &r);
 
-  mutable ModelOp model;
-  const ExecutionContext &ctx;
-  const PlanMemory &pm;
-  const Graph &g;
-  int64_t parts = 1;
   std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
-  std::map<std::pair<void *, int64_t>, int> tensorOf;
-  std::map<std::pair<Operation *, int64_t>, int> states;
   llvm::DenseMap<Value, Tensor> pinned;   // small values the plan makes
-  llvm::DenseMap<Value, Tensor> outputs;  // returned vertex values
-  llvm::DenseSet<Value> returned;
   // Reductions over rows, accumulated interval by interval.
   llvm::DenseMap<Operation *, std::vector<double>> blockSums;
   llvm::DenseMap<Operation *, std::vector<float>> slices;
@@ -143,8 +126,6 @@ private:
                    const std::function<void(int32_t, int32_t,
                                             std::vector<float> &)> &fn);
   llvm::DenseMap<Operation *, int64_t> lossCounts; // rows with a label
-  std::vector<Tensor> results;
-  llvm::DenseMap<Operation *, size_t> profiled; // place in ctx.profile
 };
 
 const Tensor *ChunkedRun::external(Value v) const {
@@ -359,38 +340,14 @@ llvm::Error ChunkedRun::launch(LaunchOp op, int64_t i, int64_t j, Resident &r) {
   return llvm::Error::success();
 }
 
-llvm::Error ChunkedRun::compute(int k, Resident &r) {
-  auto started = std::chrono::steady_clock::now();
-  llvm::Error e = dispatch(k, r);
-  if (ctx.profile)
-    noteTime(pm.steps[size_t(k)].op,
-             std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                           started)
-                 .count());
-  if (e)
-    return e;
-  // Returned vertex values go to the caller piece by piece, once final.
-  if (parts == 1 || !chunked::finishesRows(pm, k, parts))
-    return llvm::Error::success();
-  const PlanStep &step = pm.steps[size_t(k)];
-  using Outputs = ExecutionContext::VertexOutputs;
-  for (Value res : step.op->getResults()) {
-    auto d = dyn_cast<DomainType>(res.getType());
-    if (!returned.contains(res) || !d || d.isEdgeDomain() ||
-        ctx.vertexOutputs == Outputs::Drop)
-      continue;
-    int64_t width = elementsOf(res.getType(), g) / g.numVertices;
-    const char *rows = addr(res, step.j, r) + lo(step.j) * width * 4;
-    chunked::keepRows(outputs, res, g.numVertices, width, lo(step.j),
-                      hi(step.j) - lo(step.j), rows,
-                      ctx.vertexOutputs == Outputs::Argmax &&
-                          dtypeOf(res.getType()) == DType::F32);
-  }
+llvm::Error ChunkedRun::read(Value v, int64_t j, Resident &r, int64_t offset,
+                             int64_t bytes, void *to) {
+  std::memcpy(to, addr(v, j, r) + offset, size_t(bytes));
   return llvm::Error::success();
 }
 
-void ChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose, int64_t j,
-                      Resident &r) {
+llvm::Error ChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose,
+                             int64_t j, Resident &r) {
   const float *x = reinterpret_cast<const float *>(addr(xv, j, r));
   const float *w = reinterpret_cast<const float *>(addr(wv, j, r));
   float *y = reinterpret_cast<float *>(addr(yv, j, r));
@@ -405,209 +362,171 @@ void ChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose, int64_t j,
   });
 }
 
-llvm::Error ChunkedRun::dispatch(int k, Resident &r) {
-  const PlanStep &step = pm.steps[size_t(k)];
-  Operation *op = step.op;
-  const int64_t j = step.j;
-  const bool last = j < 0 || j + 1 == parts;
-  if (auto l = dyn_cast<LaunchOp>(op))
-    return launch(l, step.i, j, r);
-  if (auto l = dyn_cast<LinearOp>(op)) {
-    gemm(l.getInput(), l.getWeight(), l.getResult(), false, j, r);
-    return llvm::Error::success();
+llvm::Error ChunkedRun::degrees(Value result, int64_t j, Resident &r) {
+  float *d = reinterpret_cast<float *>(addr(result, j, r));
+  for (int64_t v = lo(j); v < hi(j); ++v)
+    d[v] = float(g.inDegree(int32_t(v)));
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::vertexIds(Value result, int64_t j, Resident &r) {
+  int32_t *d = reinterpret_cast<int32_t *>(addr(result, j, r));
+  for (int64_t v = lo(j); v < hi(j); ++v)
+    d[v] = int32_t(v);
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::sumRows(SumRowsOp sum, int64_t j, bool, bool last,
+                                Resident &r) {
+  // Per 256-row block in double, blocks added in order at the end: the
+  // in-memory executor's sum bit for bit.
+  int64_t w = elementsOf(sum.getInput().getType(), g) / g.numVertices;
+  auto &partial = blockSums[sum];
+  if (partial.empty())
+    partial.assign((mapBlocks.size() - 1) * size_t(w), 0.0);
+  const float *x = reinterpret_cast<const float *>(addr(sum.getInput(), j, r));
+  std::vector<int64_t> tasks = window(mapBlocks, j);
+  ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t t) {
+    int64_t b = tasks[size_t(t)], e = tasks[size_t(t) + 1];
+    addToBlockSums(x + b * w, b, e, w, partial.data());
+  });
+  if (last)
+    finishBlockSums(partial, int64_t(mapBlocks.size()) - 1, w,
+                    reinterpret_cast<float *>(addr(sum.getResult(), j, r)));
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::weightGradient(LinearGradWeightOp lw, int64_t j, bool,
+                                       bool last, Resident &r) {
+  // The in-memory executor's slices; each lies inside one interval.
+  const float *x = reinterpret_cast<const float *>(addr(lw.getInput(), j, r));
+  const float *dy =
+      reinterpret_cast<const float *>(addr(lw.getGradOutput(), j, r));
+  int64_t kk = elementsOf(lw.getInput().getType(), g) / g.numVertices,
+          n = elementsOf(lw.getGradOutput().getType(), g) / g.numVertices,
+          blocks = int64_t(mapBlocks.size()) - 1;
+  int64_t count = std::min(blocks, kWeightGradSlices);
+  auto &partial = slices[lw];
+  if (partial.empty())
+    partial.assign(size_t(count * kk * n), 0.0f);
+  ctx.pool->parallelFor(count, [&](int64_t t) {
+    int64_t begin = mapBlocks[size_t(t * blocks / count)],
+            end = mapBlocks[size_t((t + 1) * blocks / count)];
+    if (begin < lo(j) || end > hi(j))
+      return;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(kk), int(n),
+                int(end - begin), 1.0f, x + begin * kk, int(kk),
+                dy + begin * n, int(n), 0.0f, partial.data() + t * kk * n,
+                int(n));
+  });
+  if (last) {
+    sumSlices(partial.data(), count, kk * n,
+              reinterpret_cast<float *>(addr(lw.getResult(), j, r)));
   }
-  if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
-    gemm(lg.getGradOutput(), lg.getWeight(), lg.getResult(), true, j, r);
-    return llvm::Error::success();
-  }
-  if (isa<DegreeOp>(op)) {
-    float *d = reinterpret_cast<float *>(addr(op->getResult(0), j, r));
-    for (int64_t v = lo(j); v < hi(j); ++v)
-      d[v] = float(g.inDegree(int32_t(v)));
-    return llvm::Error::success();
-  }
-  if (isa<VertexIdOp>(op)) {
-    int32_t *d = reinterpret_cast<int32_t *>(addr(op->getResult(0), j, r));
-    for (int64_t v = lo(j); v < hi(j); ++v)
-      d[v] = int32_t(v);
-    return llvm::Error::success();
-  }
-  if (auto sum = dyn_cast<SumRowsOp>(op)) {
-    // Per 256-row block in double, blocks added in order at the end: the
-    // in-memory executor's sum bit for bit.
-    int64_t w = elementsOf(sum.getInput().getType(), g) / g.numVertices;
-    auto &partial = blockSums[op];
-    if (partial.empty())
-      partial.assign((mapBlocks.size() - 1) * size_t(w), 0.0);
-    const float *x = reinterpret_cast<const float *>(addr(sum.getInput(), j, r));
-    std::vector<int64_t> tasks = window(mapBlocks, j);
-    ctx.pool->parallelFor(int64_t(tasks.size()) - 1, [&](int64_t t) {
-      int64_t b = tasks[size_t(t)], e = tasks[size_t(t) + 1];
-      addToBlockSums(x + b * w, b, e, w, partial.data());
-    });
-    if (last)
-      finishBlockSums(partial, int64_t(mapBlocks.size()) - 1, w,
-                      reinterpret_cast<float *>(addr(sum.getResult(), j, r)));
-    return llvm::Error::success();
-  }
-  if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
-    // The in-memory executor's slices; each lies inside one interval.
-    const float *x = reinterpret_cast<const float *>(addr(lw.getInput(), j, r));
-    const float *dy =
-        reinterpret_cast<const float *>(addr(lw.getGradOutput(), j, r));
-    int64_t kk = elementsOf(lw.getInput().getType(), g) / g.numVertices,
-            n = elementsOf(lw.getGradOutput().getType(), g) / g.numVertices,
-            blocks = int64_t(mapBlocks.size()) - 1;
-    int64_t count = std::min(blocks, kWeightGradSlices);
-    auto &partial = slices[op];
-    if (partial.empty())
-      partial.assign(size_t(count * kk * n), 0.0f);
-    ctx.pool->parallelFor(count, [&](int64_t t) {
-      int64_t begin = mapBlocks[size_t(t * blocks / count)],
-              end = mapBlocks[size_t((t + 1) * blocks / count)];
-      if (begin < lo(j) || end > hi(j))
-        return;
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(kk), int(n),
-                  int(end - begin), 1.0f, x + begin * kk, int(kk),
-                  dy + begin * n, int(n), 0.0f, partial.data() + t * kk * n,
-                  int(n));
-    });
-    if (last) {
-      sumSlices(partial.data(), count, kk * n,
-                reinterpret_cast<float *>(addr(lw.getResult(), j, r)));
-    }
-    return llvm::Error::success();
-  }
-  // A loss or its gradient: the logits and labels seen from interval j,
-  // the classes, the loss rows.
-  struct Loss {
-    const float *logits;
-    const int32_t *labels;
-    int64_t c;
-    const std::vector<int32_t> &rows;
-  };
-  auto loss = [&](Value logits, Value labels) {
-    return Loss{reinterpret_cast<const float *>(addr(logits, j, r)),
-                reinterpret_cast<const int32_t *>(addr(labels, j, r)),
-                elementsOf(logits.getType(), g) / g.numVertices,
-                lossRows()};
-  };
-  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
-    // Each loss row's term, then per 8192-entry chunk in order, chunks in
-    // order: the in-memory executor's sum.
-    auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels());
-    constexpr size_t kChunk = 8192;
-    LossSum &s = lossSums[op];
-    // This interval's terms (ascending rows: its places, first at 0).
-    using Range = std::pair<int64_t, int64_t>;
-    auto [first, end] =
-        lossAscending ? lossRange(j) : Range(0, int64_t(rows.size()));
-    std::vector<double> local;
-    std::vector<char> localCounted;
-    std::vector<double> &terms = lossAscending ? local : s.terms;
-    std::vector<char> &counted = lossAscending ? localCounted : s.counted;
-    terms.resize(size_t(end - first), 0.0);
-    counted.resize(size_t(end - first), 0);
-    forLossRows(j, labels, c, [&](int32_t q, int32_t v, std::vector<float> &e) {
-      terms[size_t(q - first)] =
-          crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
-      counted[size_t(q - first)] = 1;
-    });
-    // Terms into their chunks' running sums in the loss rows' order:
-    // ascending rows interval by interval, others all at the last.
-    if (lossAscending || last) {
-      s.chunks.resize((rows.size() + kChunk - 1) / kChunk, 0.0);
-      for (int64_t q = first; q < end; ++q)
-        if (counted[size_t(q - first)]) {
-          s.chunks[size_t(q) / kChunk] += terms[size_t(q - first)];
-          ++s.n;
-        }
-    }
-    if (last) {
-      double sum = 0;
-      for (double chunk : s.chunks)
-        sum += chunk;
-      reinterpret_cast<float *>(addr(ce.getResult(), j, r))[0] =
-          float(s.n ? sum / double(s.n) : 0.0);
-    }
-    return llvm::Error::success();
-  }
-  if (auto ce = dyn_cast<CrossEntropyGradOp>(op)) {
-    auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels());
-    float gr = reinterpret_cast<const float *>(addr(ce.getGrad(), j, r))[0];
-    float *d = reinterpret_cast<float *>(addr(ce.getResult(), j, r));
-    std::fill(d + lo(j) * c, d + hi(j) * c, 0.0f);
-    // The count is over every loss row: labels are a graph input, whole in
-    // the caller's memory.
-    const Tensor *all = external(ce.getLabels());
-    if (!all)
-      return errorAt(op, "labels must be a graph input in a chunked run");
-    auto [known, added] = lossCounts.try_emplace(op, 0);
-    if (added)
-      for (int32_t v : rows)
-        known->second += all->i32()[v] >= 0 && all->i32()[v] < c;
-    const int64_t count = known->second;
-    if (!count)
-      return llvm::Error::success();
-    const double scale = double(gr) / double(count);
-    forLossRows(j, labels, c, [&](int32_t, int32_t v, std::vector<float> &e) {
-      addCrossEntropyGrad(logits + int64_t(v) * c, c, labels[v], scale,
-                          d + int64_t(v) * c, e);
-    });
-    return llvm::Error::success();
-  }
-  if (auto ret = dyn_cast<ReturnOp>(op)) {
-    for (Value v : ret.getOperands()) {
-      if (auto it = outputs.find(v); it != outputs.end()) {
-        results.push_back(std::move(it->second));
-        continue;
+  return llvm::Error::success();
+}
+
+// A loss or its gradient: the logits and labels seen from interval j, the
+// classes, the loss rows.
+ChunkedRun::Loss ChunkedRun::loss(Value logits, Value labels, int64_t j,
+                                  Resident &r) {
+  return Loss{reinterpret_cast<const float *>(addr(logits, j, r)),
+              reinterpret_cast<const int32_t *>(addr(labels, j, r)),
+              elementsOf(logits.getType(), g) / g.numVertices, lossRows()};
+}
+
+llvm::Error ChunkedRun::crossEntropy(CrossEntropyOp ce, int64_t j, bool,
+                                     bool last, Resident &r) {
+  // Each loss row's term, then per 8192-entry chunk in order, chunks in
+  // order: the in-memory executor's sum.
+  auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels(), j, r);
+  constexpr size_t kChunk = 8192;
+  LossSum &s = lossSums[ce];
+  // This interval's terms (ascending rows: its places, first at 0).
+  using Range = std::pair<int64_t, int64_t>;
+  auto [first, end] =
+      lossAscending ? lossRange(j) : Range(0, int64_t(rows.size()));
+  std::vector<double> local;
+  std::vector<char> localCounted;
+  std::vector<double> &terms = lossAscending ? local : s.terms;
+  std::vector<char> &counted = lossAscending ? localCounted : s.counted;
+  terms.resize(size_t(end - first), 0.0);
+  counted.resize(size_t(end - first), 0);
+  forLossRows(j, labels, c, [&](int32_t q, int32_t v, std::vector<float> &e) {
+    terms[size_t(q - first)] =
+        crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
+    counted[size_t(q - first)] = 1;
+  });
+  // Terms into their chunks' running sums in the loss rows' order:
+  // ascending rows interval by interval, others all at the last.
+  if (lossAscending || last) {
+    s.chunks.resize((rows.size() + kChunk - 1) / kChunk, 0.0);
+    for (int64_t q = first; q < end; ++q)
+      if (counted[size_t(q - first)]) {
+        s.chunks[size_t(q) / kChunk] += terms[size_t(q - first)];
+        ++s.n;
       }
-      if (auto d = dyn_cast<DomainType>(v.getType());
-          d && !d.isEdgeDomain() &&
-          ctx.vertexOutputs == ExecutionContext::VertexOutputs::Drop) {
-        results.push_back(Tensor());
-        continue;
-      }
-      Tensor t(shapeOf(v.getType(), g.numVertices), dtypeOf(v.getType()));
-      std::memcpy(t.data(), addr(v, -1, r), size_t(t.numElements()) * 4);
-      results.push_back(std::move(t));
-    }
-    return llvm::Error::success();
   }
-  return scalarOp(op, j, r);
+  if (last) {
+    double sum = 0;
+    for (double chunk : s.chunks)
+      sum += chunk;
+    reinterpret_cast<float *>(addr(ce.getResult(), j, r))[0] =
+        float(s.n ? sum / double(s.n) : 0.0);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::crossEntropyGrad(CrossEntropyGradOp ce, int64_t j,
+                                         bool, Resident &r) {
+  auto [logits, labels, c, rows] = loss(ce.getLogits(), ce.getLabels(), j, r);
+  float gr = reinterpret_cast<const float *>(addr(ce.getGrad(), j, r))[0];
+  float *d = reinterpret_cast<float *>(addr(ce.getResult(), j, r));
+  std::fill(d + lo(j) * c, d + hi(j) * c, 0.0f);
+  // The count is over every loss row: labels are a graph input, whole in
+  // the caller's memory.
+  const Tensor *all = external(ce.getLabels());
+  if (!all)
+    return errorAt(ce, "labels must be a graph input in a chunked run");
+  auto [known, added] = lossCounts.try_emplace(ce, 0);
+  if (added)
+    for (int32_t v : rows)
+      known->second += all->i32()[v] >= 0 && all->i32()[v] < c;
+  const int64_t count = known->second;
+  if (!count)
+    return llvm::Error::success();
+  const double scale = double(gr) / double(count);
+  forLossRows(j, labels, c, [&](int32_t, int32_t v, std::vector<float> &e) {
+    addCrossEntropyGrad(logits + int64_t(v) * c, c, labels[v], scale,
+                        d + int64_t(v) * c, e);
+  });
+  return llvm::Error::success();
 }
 
 // Model-level scalars and parameter-sized arithmetic (whole values).
-llvm::Error ChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
+llvm::Error ChunkedRun::l2(Operation *op, int64_t n, int64_t j, Resident &r) {
+  const float *x = reinterpret_cast<const float *>(addr(op->getOperand(0), j, r));
+  double s = 0;
+  for (int64_t e = 0; e < n; ++e)
+    s += double(x[e]) * x[e];
+  reinterpret_cast<float *>(addr(op->getResult(0), j, r))[0] = float(s / 2);
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::neg(Operation *op, int64_t n, int64_t j, Resident &r) {
+  const float *x = reinterpret_cast<const float *>(addr(op->getOperand(0), j, r));
+  float *z = reinterpret_cast<float *>(addr(op->getResult(0), j, r));
+  for (int64_t e = 0; e < n; ++e)
+    z[e] = -x[e];
+  return llvm::Error::success();
+}
+
+llvm::Error ChunkedRun::binary(Operation *op, int64_t na, int64_t nb, int64_t n,
+                               int64_t j, Resident &r) {
   auto f32 = [&](Value v) { return reinterpret_cast<float *>(addr(v, j, r)); };
-  if (isa<L2Op>(op)) {
-    const float *x = f32(op->getOperand(0));
-    int64_t n = elementsOf(op->getOperand(0).getType(), g);
-    double s = 0;
-    for (int64_t e = 0; e < n; ++e)
-      s += double(x[e]) * x[e];
-    f32(op->getResult(0))[0] = float(s / 2);
-    return llvm::Error::success();
-  }
-  if (isa<NegOp>(op)) {
-    const float *x = f32(op->getOperand(0));
-    float *z = f32(op->getResult(0));
-    for (int64_t e = 0, n = elementsOf(op->getResult(0).getType(), g); e < n; ++e)
-      z[e] = -x[e];
-    return llvm::Error::success();
-  }
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
-    int64_t n = elementsOf(op->getResult(0).getType(), g);
-    int64_t na = elementsOf(op->getOperand(0).getType(), g),
-            nb = elementsOf(op->getOperand(1).getType(), g);
-    if ((na != n && na != 1) || (nb != n && nb != 1))
-      return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-    binaryElementwise(op, f32(op->getOperand(0)), na, f32(op->getOperand(1)),
-                      nb, f32(op->getResult(0)), n);
-    return llvm::Error::success();
-  }
-  return errorAt(op, "'" + op->getName().getStringRef().str() +
-                         "' cannot run under a memory budget yet");
+  binaryElementwise(op, f32(op->getOperand(0)), na, f32(op->getOperand(1)), nb,
+                    f32(op->getResult(0)), n);
+  return llvm::Error::success();
 }
 
 } // namespace

@@ -26,6 +26,7 @@
 #include "runtime/memory/ChunkReadAhead.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/memory/PlanRunner.h"
+#include "runtime/graph/Graph.h"
 
 #include "llvm/ADT/DenseMap.h"
 
@@ -37,6 +38,10 @@
 #include <tuple>
 
 namespace saga {
+
+/// A graph in memory as the planner sees it (analysis/PlanMemory.h): its
+/// size only, nothing known about its chunks.
+inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges, {}}; }
 
 /// Memory plans already made (the interval problem and ROC's plan for a
 /// model, graph and budget): every training step reuses its plan.

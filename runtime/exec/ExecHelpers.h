@@ -11,9 +11,10 @@
 
 #include "runtime/exec/FastExp.h"
 #include "runtime/graph/Graph.h"
-#include "runtime/graph/Intervals.h"
+#include "support/Intervals.h"
 #include "runtime/memory/Tensor.h"
 
+#include "dialect/OpError.h"
 #include "dialect/Saga.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -31,7 +32,7 @@ namespace saga::exec {
 using namespace mlir;
 
 /// Rows per task for vertex-parallel work; fixed so that results do not
-/// depend on the thread count (runtime/graph/Intervals.h).
+/// depend on the thread count (support/Intervals.h).
 using saga::kRowsPerTask;
 /// Edges per task (at least) for propagation kernels.
 constexpr int64_t kEdgesPerTask = 16384;
@@ -97,6 +98,34 @@ inline std::vector<int64_t> shapeOf(Type type, int64_t rows) {
   return shape;
 }
 
+/// Elements of a value of `type` on graph g: graph-wide values have a row
+/// per edge (self loops included) or per vertex.
+inline int64_t elementsOf(Type type, const Graph &g) {
+  auto d = dyn_cast<DomainType>(type);
+  int64_t n = 1;
+  for (int64_t s : shapeOf(type, d && d.isEdgeDomain() ? g.numEdges : g.numVertices))
+    n *= s;
+  return n;
+}
+
+/// Model-level arithmetic (losses, weight decay and their gradients) takes
+/// operands of the result's size or scalars: `na`, `nb` and `n` elements.
+inline llvm::Error checkArithmetic(Operation *op, int64_t na, int64_t nb,
+                                   int64_t n) {
+  if ((na != n && na != 1) || (nb != n && nb != 1))
+    return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
+  return llvm::Error::success();
+}
+
+/// A splat float constant's value, or an error at it (a model's constants
+/// are scalars and the splats canonicalisation hoists out of bodies).
+inline llvm::Expected<float> splatValue(arith::ConstantOp c) {
+  auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
+  if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
+    return errorAt(c, "only splat float constants are supported in a model");
+  return float(dense.getSplatValue<APFloat>().convertToDouble());
+}
+
 inline DType dtypeOf(Type type) {
   Type elem = isa<DomainType>(type) ? cast<DomainType>(type).getElementType()
                                     : getElementTypeOrSelf(type);
@@ -109,17 +138,7 @@ inline bool inSchedule(Operation *user) {
   return isa_and_nonnull<ScheduleOp>(user->getParentOp());
 }
 
-inline llvm::Error errorAt(Operation *op, const llvm::Twine &message) {
-  // `file:line:col`, as compile-time diagnostics print it.
-  std::string loc;
-  llvm::raw_string_ostream os(loc);
-  if (auto flc = dyn_cast<FileLineColLoc>(op->getLoc()))
-    os << flc.getFilename().getValue() << ':' << flc.getLine() << ':'
-       << flc.getColumn();
-  else
-    os << op->getLoc();
-  return llvm::createStringError(os.str() + ": " + message);
-}
+using saga::errorAt;
 
 /// The caller's tensor for graph input `arg` of `model`, checked against
 /// the input's type at `rows` rows (errors name the input and both shapes).
@@ -296,7 +315,7 @@ inline void binaryElementwise(Operation *op, const float *x, int64_t na,
   }
 }
 
-/// The chunked level's row intervals (runtime/graph/Intervals.h).
+/// The chunked level's row intervals (support/Intervals.h).
 using saga::chunkIntervals;
 inline std::vector<int32_t> chunkIntervals(const Graph &g, int64_t parts) {
   return chunkIntervals(g.numVertices, parts);

@@ -3,11 +3,12 @@
 #include "runtime/exec/Executor.h"
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/FastExp.h"
+#include "runtime/exec/InMemoryWalker.h"
 
 #include "runtime/exec/KernelDevice.h"
 #include "runtime/exec/RowExtents.h"
 #include "runtime/distributed/Distribution.h"
-#include "codegen/KernelEmitter.h"
+#include "support/KernelAbi.h"
 #include "dialect/Saga.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -35,12 +36,39 @@ using namespace saga::exec;
 namespace {
 
 
-class Run {
+/// The CPU's steps of an in-memory run: values in host memory, kernels
+/// over row blocks on the thread pool, GEMMs by BLAS; on a part of a
+/// partitioned graph (ctx.dist) with halo exchanges, on a sampled batch
+/// (ctx.rowLevels) over each op's rows only.
+class Run : public InMemoryWalker {
 public:
-  explicit Run(const ExecutionContext &ctx) : ctx(ctx) {}
-  llvm::Expected<std::vector<Tensor>> execute(ModelOp model);
+  explicit Run(const ExecutionContext &ctx) : InMemoryWalker(ctx) {}
 
 private:
+  llvm::Error begin(ModelOp model) override;
+  llvm::Error param(ParamOp op) override;
+  llvm::Error degrees(Value result) override;
+  llvm::Error vertexIds(Value result) override;
+  llvm::Error launch(LaunchOp op) override;
+  llvm::Error linear(LinearOp op) override;
+  llvm::Error linearGradInput(LinearGradInputOp op) override;
+  llvm::Error weightGradient(LinearGradWeightOp op) override;
+  llvm::Error sumRows(SumRowsOp op) override;
+  llvm::Error crossEntropy(CrossEntropyOp op) override;
+  llvm::Error crossEntropyGrad(CrossEntropyGradOp op) override;
+  llvm::Error l2(L2Op op) override;
+  llvm::Error fill(Value result, float value) override;
+  llvm::Error neg(Operation *op) override;
+  llvm::Error binary(Operation *op, int64_t na, int64_t nb,
+                     int64_t n) override;
+  void release(Value v) override;
+  llvm::Expected<std::vector<Tensor>> results(ReturnOp op) override;
+  void after(Operation *op) override {
+    if (extents)
+      zeroPastExtent(op);
+  }
+  std::string name() const override { return "CPU"; }
+
   const Tensor *lookup(Value v) {
     auto it = values.find(v);
     return it == values.end() ? nullptr : it->second;
@@ -64,14 +92,11 @@ private:
   }
 
   llvm::Error bindInput(ModelOp model, BlockArgument arg);
-  llvm::Error launch(LaunchOp op);
   /// How many source intervals a propagate kernel runs over (1: unchunked).
   int64_t intervalsFor(func::FuncOp kernel, bool reversed) const;
-  llvm::Error linear(LinearOp op);
   void rowGemm(const Tensor &x, const Tensor &w, Tensor &y,
                bool transposeWeight, const std::vector<int64_t> &blocks);
-  llvm::Error scalarOp(Operation *op);
-  double crossEntropy(const Tensor &logits, const Tensor &labels);
+  double lossOf(const Tensor &logits, const Tensor &labels);
   /// The rows a loss reads: the loss mask, or every row.
   std::vector<int32_t> lossRows(int64_t numRows) const;
   /// fn(chunk, begin, end) over fixed chunks of [0, n), in parallel.
@@ -96,11 +121,8 @@ private:
   llvm::DenseMap<Value, Tensor> summedInKernel;
   size_t liveBytes = 0, peakBytes = 0; // plan buffers (4-byte elements)
 
-  const ExecutionContext &ctx;
   llvm::DenseMap<Value, const Tensor *> values;
   llvm::DenseMap<Value, std::unique_ptr<Tensor>> owned;
-  llvm::Error elementwise(Operation *op);
-  llvm::Error gradients(Operation *op);
 
   std::vector<int64_t> mapBlocks, inBlocks, outBlocks;
   /// On a sampled batch (ctx.rowLevels): the rows each op computes
@@ -638,7 +660,7 @@ void Run::forChunks(size_t n, const std::function<void(int64_t, size_t,
   });
 }
 
-double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
+double Run::lossOf(const Tensor &logits, const Tensor &labels) {
   int64_t c = logits.rowSize();
   std::vector<int32_t> rows = lossRows(logits.rows());
   size_t chunks = (rows.size() + 8191) / 8192;
@@ -672,123 +694,104 @@ double Run::crossEntropy(const Tensor &logits, const Tensor &labels) {
 }
 
 // Model-level scalars: losses, weight decay and their arithmetic.
-llvm::Error Run::scalarOp(Operation *op) {
-  auto scalar = [&](double v) {
-    Tensor *t = allocate(op->getResult(0));
-    t->f32()[0] = static_cast<float>(v);
-  };
-  auto operand = [&](unsigned i) -> const Tensor * {
-    return lookup(op->getOperand(i));
-  };
-  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-    // Splats: scalars, and constants canonicalisation hoists out of bodies.
-    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-      return errorAt(op, "only splat float constants are supported in a model");
-    Tensor *t = allocate(op->getResult(0));
-    std::fill(t->f32(), t->f32() + t->numElements(),
-              float(dense.getSplatValue<APFloat>().convertToDouble()));
-    return llvm::Error::success();
-  }
-  if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
-    scalar(crossEntropy(*operand(0), *operand(1)));
-    return llvm::Error::success();
-  }
-  if (isa<L2Op>(op)) {
-    const Tensor *x = operand(0);
-    double s = 0;
-    for (int64_t i = 0; i < x->numElements(); ++i)
-      s += double(x->f32()[i]) * x->f32()[i];
-    scalar(s / 2);
-    return llvm::Error::success();
-  }
-  if (isa<AddOp, SubOp, MulOp, DivOp, NegOp>(op))
-    return elementwise(op);
-  if (isa<SumRowsOp, LinearGradInputOp, LinearGradWeightOp,
-          CrossEntropyGradOp>(op))
-    return gradients(op);
-  return errorAt(op, "'" + op->getName().getStringRef().str() +
-                         "' cannot be executed by the CPU runtime");
+llvm::Error Run::fill(Value result, float value) {
+  // Splats: scalars, and constants canonicalisation hoists out of bodies.
+  Tensor *t = allocate(result);
+  std::fill(t->f32(), t->f32() + t->numElements(), value);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::crossEntropy(CrossEntropyOp op) {
+  double loss = lossOf(*lookup(op.getLogits()), *lookup(op.getLabels()));
+  allocate(op.getResult())->f32()[0] = static_cast<float>(loss);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::l2(L2Op op) {
+  const Tensor *x = lookup(op->getOperand(0));
+  double s = 0;
+  for (int64_t i = 0; i < x->numElements(); ++i)
+    s += double(x->f32()[i]) * x->f32()[i];
+  allocate(op->getResult(0))->f32()[0] = static_cast<float>(s / 2);
+  return llvm::Error::success();
 }
 
 // Model-level arithmetic on whole tensors: equal shapes, or a scalar with a
 // tensor (losses, weight decay and their gradients).
-llvm::Error Run::elementwise(Operation *op) {
-  if (isa<NegOp>(op)) {
-    const Tensor *a = lookup(op->getOperand(0));
-    Tensor *r = allocate(op->getResult(0));
-    for (int64_t i = 0; i < r->numElements(); ++i)
-      r->f32()[i] = -a->f32()[i];
-    return llvm::Error::success();
-  }
+llvm::Error Run::neg(Operation *op) {
+  const Tensor *a = lookup(op->getOperand(0));
+  Tensor *r = allocate(op->getResult(0));
+  for (int64_t i = 0; i < r->numElements(); ++i)
+    r->f32()[i] = -a->f32()[i];
+  return llvm::Error::success();
+}
+
+llvm::Error Run::binary(Operation *op, int64_t na, int64_t nb, int64_t n) {
   const Tensor *a = lookup(op->getOperand(0)), *b = lookup(op->getOperand(1));
   Tensor *r = allocate(op->getResult(0));
-  int64_t n = r->numElements();
-  if ((a->numElements() != n && a->numElements() != 1) ||
-      (b->numElements() != n && b->numElements() != 1))
-    return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-  binaryElementwise(op, a->f32(), a->numElements(), b->f32(), b->numElements(),
-                    r->f32(), n);
+  binaryElementwise(op, a->f32(), na, b->f32(), nb, r->f32(), n);
   return llvm::Error::success();
 }
 
 // Backward steps that are library calls or reductions. Sums over vertices
 // are computed per fixed row block and combined in block order, so they are
 // identical for any thread count.
-llvm::Error Run::gradients(Operation *op) {
-  if (auto sum = dyn_cast<SumRowsOp>(op)) {
-    if (auto it = summedInKernel.find(sum.getInput());
-        it != summedInKernel.end()) {
-      Tensor *r = allocate(sum.getResult());
-      *r = std::move(it->second);
-      summedInKernel.erase(it);
-      return llvm::Error::success();
-    }
-    const Tensor *x = lookup(sum.getInput());
+llvm::Error Run::sumRows(SumRowsOp sum) {
+  if (auto it = summedInKernel.find(sum.getInput());
+      it != summedInKernel.end()) {
     Tensor *r = allocate(sum.getResult());
-    const std::vector<int64_t> &rowBlocks = blocksOf(op, kMapBlocks);
-    int64_t w = x->rowSize(), blocks = int64_t(rowBlocks.size()) - 1;
-    std::vector<double> partial(size_t(sumBlocks * w), 0.0);
-    ctx.pool->parallelFor(blocks, [&](int64_t t) {
-      addToBlockSums(x->f32() + rowBlocks[t] * w, rowBlocks[t],
-                     rowBlocks[t + 1], w, partial.data());
-    });
-    finishBlockSums(partial, sumBlocks, w, r->f32());
-    return sumOverParts(r->f32(), r->numElements());
-  }
-  if (auto lg = dyn_cast<LinearGradInputOp>(op)) {
-    // dx[v] = dy[v] @ W^T
-    const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());
-    Tensor *dx = allocate(lg.getResult());
-    rowGemm(*dy, *w, *dx, /*transposeWeight=*/true, blocksOf(op, kMapBlocks));
+    *r = std::move(it->second);
+    summedInKernel.erase(it);
     return llvm::Error::success();
   }
-  if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
-    // dW = x^T dy, as a sum of the products of up to kWeightGradSlices
-    // contiguous slices of the rows, added in slice order. The slices depend
-    // only on the graph, so the result does not depend on the thread count;
-    // their number is bounded, so the partial products take at most
-    // kWeightGradSlices weights of memory (one per 256-row block took 64 MiB
-    // for a 64 x 64 weight at 1M vertices).
-    const Tensor *x = lookup(lw.getInput()), *dy = lookup(lw.getGradOutput());
-    Tensor *dw = allocate(lw.getResult());
-    const std::vector<int64_t> &rowBlocks = blocksOf(op, kMapBlocks);
-    int64_t k = x->rowSize(), n = dy->rowSize(),
-            blocks = int64_t(rowBlocks.size()) - 1;
-    int64_t slices = std::max<int64_t>(1, std::min(blocks, kWeightGradSlices));
-    // Every slice's product is written whole (beta 0): no zeroing first.
-    std::unique_ptr<float[]> partial(new float[size_t(slices * k * n)]);
-    ctx.pool->parallelFor(slices, [&](int64_t t) {
-      int64_t begin = rowBlocks[t * blocks / slices],
-              rows = rowBlocks[(t + 1) * blocks / slices] - begin;
-      cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, rows, 1.0f,
-                  x->f32() + begin * k, k, dy->f32() + begin * n, n, 0.0f,
-                  partial.get() + t * k * n, n);
-    });
-    sumSlices(partial.get(), slices, k * n, dw->f32());
-    return sumOverParts(dw->f32(), dw->numElements());
-  }
-  auto ce = cast<CrossEntropyGradOp>(op);
+  const Tensor *x = lookup(sum.getInput());
+  Tensor *r = allocate(sum.getResult());
+  const std::vector<int64_t> &rowBlocks = blocksOf(sum, kMapBlocks);
+  int64_t w = x->rowSize(), blocks = int64_t(rowBlocks.size()) - 1;
+  std::vector<double> partial(size_t(sumBlocks * w), 0.0);
+  ctx.pool->parallelFor(blocks, [&](int64_t t) {
+    addToBlockSums(x->f32() + rowBlocks[t] * w, rowBlocks[t],
+                   rowBlocks[t + 1], w, partial.data());
+  });
+  finishBlockSums(partial, sumBlocks, w, r->f32());
+  return sumOverParts(r->f32(), r->numElements());
+}
+
+llvm::Error Run::linearGradInput(LinearGradInputOp lg) {
+  // dx[v] = dy[v] @ W^T
+  const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());
+  Tensor *dx = allocate(lg.getResult());
+  rowGemm(*dy, *w, *dx, /*transposeWeight=*/true, blocksOf(lg, kMapBlocks));
+  return llvm::Error::success();
+}
+
+llvm::Error Run::weightGradient(LinearGradWeightOp lw) {
+  // dW = x^T dy, as a sum of the products of up to kWeightGradSlices
+  // contiguous slices of the rows, added in slice order. The slices depend
+  // only on the graph, so the result does not depend on the thread count;
+  // their number is bounded, so the partial products take at most
+  // kWeightGradSlices weights of memory (one per 256-row block took 64 MiB
+  // for a 64 x 64 weight at 1M vertices).
+  const Tensor *x = lookup(lw.getInput()), *dy = lookup(lw.getGradOutput());
+  Tensor *dw = allocate(lw.getResult());
+  const std::vector<int64_t> &rowBlocks = blocksOf(lw, kMapBlocks);
+  int64_t k = x->rowSize(), n = dy->rowSize(),
+          blocks = int64_t(rowBlocks.size()) - 1;
+  int64_t slices = std::max<int64_t>(1, std::min(blocks, kWeightGradSlices));
+  // Every slice's product is written whole (beta 0): no zeroing first.
+  std::unique_ptr<float[]> partial(new float[size_t(slices * k * n)]);
+  ctx.pool->parallelFor(slices, [&](int64_t t) {
+    int64_t begin = rowBlocks[t * blocks / slices],
+            rows = rowBlocks[(t + 1) * blocks / slices] - begin;
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, k, n, rows, 1.0f,
+                x->f32() + begin * k, k, dy->f32() + begin * n, n, 0.0f,
+                partial.get() + t * k * n, n);
+  });
+  sumSlices(partial.get(), slices, k * n, dw->f32());
+  return sumOverParts(dw->f32(), dw->numElements());
+}
+
+llvm::Error Run::crossEntropyGrad(CrossEntropyGradOp ce) {
   const Tensor *logits = lookup(ce.getLogits()), *labels = lookup(ce.getLabels());
   float g = lookup(ce.getGrad())->f32()[0];
   Tensor *d = allocate(ce.getResult());
@@ -797,7 +800,7 @@ llvm::Error Run::gradients(Operation *op) {
   // Zeros on the rows this op makes (on a sampled batch, the seeds: rows
   // past them are zeroed where read, zeroPastExtent), the loss rows then
   // written; all rows if a loss row lies past them.
-  int64_t made = extents ? blocksOf(op, kMapBlocks).back() : d->rows();
+  int64_t made = extents ? blocksOf(ce, kMapBlocks).back() : d->rows();
   if (llvm::any_of(rows, [&](int32_t v) { return v >= made; }))
     made = d->rows();
   std::fill(d->f32(), d->f32() + made * c, 0.0f);
@@ -822,7 +825,7 @@ llvm::Error Run::gradients(Operation *op) {
   return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
+llvm::Error Run::begin(ModelOp model) {
   const Graph &g = *ctx.graph;
   // A part runs maps, GEMMs and its in-edges over its owned rows, and its
   // out-edges (reversed propagations) over its halo rows too.
@@ -839,81 +842,67 @@ llvm::Expected<std::vector<Tensor>> Run::execute(ModelOp model) {
     extents = ctx.extentsCache ? ctx.extentsCache->get(model, layers)
                                : rowExtents(model, layers);
   }
-  Block &block = model.getBody().front();
-  for (BlockArgument arg : block.getArguments())
+  for (BlockArgument arg : model.getBody().front().getArguments())
     if (llvm::Error e = bindInput(model, arg))
-      return std::move(e);
+      return e;
+  return llvm::Error::success();
+}
 
-  for (Operation &op : block) {
-    if (isa<ScheduleOp>(op)) // the chunked level's, for budgeted runs
-      continue;
-    auto stepStart = std::chrono::steady_clock::now();
-    llvm::scope_exit record([&] {
-      if (!ctx.profile || isa<ParamOp, ReleaseOp, ReturnOp>(op))
-        return;
-      std::string what = op.getName().stripDialect().str();
-      if (auto l = dyn_cast<LaunchOp>(op))
-        what += " " + l.getCallee().str();
-      ctx.profile->emplace_back(
-          what, std::chrono::duration<double>(
-                    std::chrono::steady_clock::now() - stepStart)
-                    .count());
-    });
-    if (auto param = dyn_cast<ParamOp>(op)) {
-      auto t = boundParam(param, *ctx.params);
-      if (!t)
-        return t.takeError();
-      values[param] = *t;
-    } else if (isa<DegreeOp>(op)) {
-      Tensor *t = allocate(op.getResult(0));
-      std::vector<float> deg = ctx.dist      ? ctx.dist->part.inDegrees
-                               : ctx.degrees ? *ctx.degrees
-                                             : g.inDegrees();
-      std::copy(deg.begin(), deg.end(), t->f32());
-      haloValid.insert(op.getResult(0));
-    } else if (isa<VertexIdOp>(op)) {
-      Tensor *t = allocate(op.getResult(0));
-      for (int32_t v = 0; v < g.numVertices; ++v)
-        t->i32()[v] = ctx.dist        ? ctx.dist->part.globalIds[size_t(v)]
-                      : ctx.vertexIds ? (*ctx.vertexIds)[size_t(v)]
-                                      : v;
-      haloValid.insert(op.getResult(0));
-    } else if (auto l = dyn_cast<LaunchOp>(op)) {
-      if (llvm::Error e = launch(l))
-        return std::move(e);
-    } else if (auto l = dyn_cast<LinearOp>(op)) {
-      if (llvm::Error e = linear(l))
-        return std::move(e);
-    } else if (auto r = dyn_cast<ReleaseOp>(op)) {
-      if (auto it = owned.find(r.getValue()); it != owned.end())
-        liveBytes -= size_t(it->second->numElements()) * 4;
-      owned.erase(r.getValue());
-      values.erase(r.getValue());
-    } else if (auto ret = dyn_cast<ReturnOp>(op)) {
-      if (ctx.peakBytes)
-        *ctx.peakBytes = peakBytes;
-      std::vector<Tensor> results;
-      llvm::DenseMap<Value, size_t> first; // a value returned twice is copied
-      for (Value v : ret.getOperands()) {
-        auto it = owned.find(v);
-        if (auto seen = first.find(v); seen != first.end())
-          results.push_back(results[seen->second]);
-        else if (it != owned.end())
-          results.push_back(std::move(*it->second));
-        else if (const Tensor *t = lookup(v))
-          results.push_back(*t); // an input or parameter returned as is
-        else
-          return errorAt(ret, "result has no value");
-        first.try_emplace(v, results.size() - 1);
-      }
-      return results;
-    } else if (llvm::Error e = scalarOp(&op)) {
-      return std::move(e);
-    }
-    if (extents)
-      zeroPastExtent(&op);
+llvm::Error Run::param(ParamOp op) {
+  auto t = boundParam(op, *ctx.params);
+  if (!t)
+    return t.takeError();
+  values[op] = *t;
+  return llvm::Error::success();
+}
+
+llvm::Error Run::degrees(Value result) {
+  const Graph &g = *ctx.graph;
+  Tensor *t = allocate(result);
+  std::vector<float> deg = ctx.dist      ? ctx.dist->part.inDegrees
+                           : ctx.degrees ? *ctx.degrees
+                                         : g.inDegrees();
+  std::copy(deg.begin(), deg.end(), t->f32());
+  haloValid.insert(result);
+  return llvm::Error::success();
+}
+
+llvm::Error Run::vertexIds(Value result) {
+  const Graph &g = *ctx.graph;
+  Tensor *t = allocate(result);
+  for (int32_t v = 0; v < g.numVertices; ++v)
+    t->i32()[v] = ctx.dist        ? ctx.dist->part.globalIds[size_t(v)]
+                  : ctx.vertexIds ? (*ctx.vertexIds)[size_t(v)]
+                                  : v;
+  haloValid.insert(result);
+  return llvm::Error::success();
+}
+
+void Run::release(Value v) {
+  if (auto it = owned.find(v); it != owned.end())
+    liveBytes -= size_t(it->second->numElements()) * 4;
+  owned.erase(v);
+  values.erase(v);
+}
+
+llvm::Expected<std::vector<Tensor>> Run::results(ReturnOp ret) {
+  if (ctx.peakBytes)
+    *ctx.peakBytes = peakBytes;
+  std::vector<Tensor> results;
+  llvm::DenseMap<Value, size_t> first; // a value returned twice is copied
+  for (Value v : ret.getOperands()) {
+    auto it = owned.find(v);
+    if (auto seen = first.find(v); seen != first.end())
+      results.push_back(results[seen->second]);
+    else if (it != owned.end())
+      results.push_back(std::move(*it->second));
+    else if (const Tensor *t = lookup(v))
+      results.push_back(*t); // an input or parameter returned as is
+    else
+      return errorAt(ret, "result has no value");
+    first.try_emplace(v, results.size() - 1);
   }
-  return errorAt(model, "model has no saga.return");
+  return results;
 }
 
 const std::vector<int64_t> &Run::blocksOf(Operation *op, BlockKind kind) {
@@ -960,5 +949,5 @@ llvm::Expected<std::vector<Tensor>> saga::execute(ModelOp model,
                                                   const ExecutionContext &ctx) {
   openblas_set_num_threads(1); // parallelism comes from the pool's tasks
   Run run(ctx);
-  return run.execute(model);
+  return run.walk(model);
 }

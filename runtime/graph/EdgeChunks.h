@@ -16,6 +16,7 @@
 #define SAGA_RUNTIME_GRAPH_EDGECHUNKS_H
 
 #include "runtime/graph/Graph.h"
+#include "support/Intervals.h"
 
 #include "llvm/Support/Error.h"
 
@@ -95,15 +96,6 @@ struct ChunkView {
 void numberInChunkOrder(const ChunkView &view, bool reversed, int64_t rowLo,
                         int64_t rowHi, int32_t otherLo, int32_t otherHi,
                         int64_t first, int32_t *numbers);
-
-/// A chunk reading at most 1/kFewRows of its source interval's rows may
-/// load only those (NGra: "few distinct sources"): the planner's partial
-/// reads (analysis/PlanMemory.h) and the row lists a graph file keeps
-/// (GraphFile.h). Gathering scattered rows runs at 1.5-3.5 GB/s on this
-/// machine where copying a whole piece runs at 8: above a quarter a
-/// partial load saves bytes but no time, and a piece loaded whole may
-/// serve a group of chunks.
-constexpr int64_t kFewRows = 4;
 
 /// Where the chunked executor gets its chunks: the graph in memory, or a
 /// graph file read chunk by chunk (GraphFileChunks).

@@ -5,7 +5,7 @@
 #include "runtime/memory/MemoryLimit.h"
 
 #include "runtime/graph/EdgeChunks.h"
-#include "runtime/graph/Intervals.h"
+#include "support/Intervals.h"
 #include "runtime/graph/Numpy.h"
 #include "runtime/graph/OgbFolder.h"
 #include "runtime/graph/Synthetic.h"

@@ -16,7 +16,7 @@
 #ifndef SAGA_RUNTIME_MEMORY_PLANRUNNER_H
 #define SAGA_RUNTIME_MEMORY_PLANRUNNER_H
 
-#include "runtime/memory/MemoryPlanner.h"
+#include "support/MemoryPlanner.h"
 #include "runtime/memory/TransferEngine.h"
 
 #include <functional>

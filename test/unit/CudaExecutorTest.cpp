@@ -17,8 +17,8 @@
 #include "runtime/exec/cuda/RuntimeKernels.h"
 #include "runtime/exec/cuda/RuntimeOps.h"
 #include "runtime/graph/GraphFile.h"
-#include "runtime/graph/Intervals.h"
-#include "runtime/memory/MemoryPlanner.h"
+#include "support/Intervals.h"
+#include "support/MemoryPlanner.h"
 
 #include "TestGraphs.h"
 

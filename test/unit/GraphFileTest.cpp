@@ -3,7 +3,7 @@
 #include "runtime/graph/Crc32.h"
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/GraphFile.h"
-#include "runtime/graph/Intervals.h"
+#include "support/Intervals.h"
 #include "runtime/graph/Loaders.h"
 
 #include "TestData.h"

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/memory/MemoryPlanner.h"
+#include "support/MemoryPlanner.h"
 
 #include "TestRandom.h"
 

@@ -11,7 +11,7 @@
 #include "runtime/Model.h"
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Loaders.h"
-#include "runtime/memory/MemoryPlanner.h"
+#include "support/MemoryPlanner.h"
 
 #include "TestGraphs.h"
 

@@ -14,8 +14,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/cuda/CudaExecutor.h"
+#include "runtime/exec/ChunkedWalker.h"
 
-#include "codegen/KernelEmitter.h"
+#include "support/KernelAbi.h"
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/cuda/PlanKernels.h"
 #include "runtime/exec/cuda/RuntimeKernels.h"
@@ -140,42 +141,25 @@ private:
   std::vector<char> host;
 };
 
-int64_t elementsOf(Type type, const Graph &g) {
-  int64_t n = 1;
-  auto d = dyn_cast<DomainType>(type);
-  for (int64_t s : shapeOf(type, d && d.isEdgeDomain() ? g.numEdges
-                                                       : g.numVertices))
-    n *= s;
-  return n;
-}
-
 } // namespace
 
 namespace saga {
 
-class CudaChunkedRun {
+/// CUDA's steps of a chunked run: pieces in device memory, the generated
+/// kernels and the runtime kernels (RuntimeOps) on the compute stream,
+/// GEMMs by cuBLAS.
+class CudaChunkedRun : public ChunkedWalker {
 public:
   CudaChunkedRun(CudaBackend &b, CudaBackend::PlanKernels &plan, ModelOp model,
                  const ExecutionContext &ctx, const PlanMemory &pm)
-      : b(b), dev(*b.device), plan(plan), model(model), ctx(ctx), pm(pm),
-        g(*ctx.graph), ops(*b.device, *b.runtime) {
-    PieceIndex index = indexPieces(pm);
-    tensorOf = std::move(index.values);
-    states = std::move(index.states);
-    parts = int64_t(pm.bounds.size()) - 1;
-    auto ret = cast<ReturnOp>(model.getBody().front().getTerminator());
-    for (Value v : ret.getOperands())
-      returned.insert(v);
-  }
+      : ChunkedWalker(model, ctx, pm), b(b), dev(*b.device), plan(plan),
+        ops(*b.device, *b.runtime) {}
   ~CudaChunkedRun() {
     (void)llvm::errorToBool(dev.synchronize());
     for (CUdeviceptr p : owned)
       dev.release(p);
   }
 
-  bool isInput(int t) const { return pm.problem.tensors[size_t(t)].input; }
-  llvm::Error compute(int k, Resident &r);
-  std::vector<Tensor> takeResults() { return std::move(results); }
   /// The chunks' CSR uploaded so far (offsets, edges' other ends, numbers
   /// and keys).
   int64_t csrBytes() const { return csrBytesUploaded; }
@@ -184,45 +168,51 @@ public:
   int64_t outsideBytes() const { return scratchBytes; }
 
 private:
-  int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
-  int64_t hi(int64_t j) const {
-    return j < 0 ? g.numVertices : pm.bounds[size_t(j) + 1];
-  }
-  int64_t width(Value v) const {
-    auto d = dyn_cast<DomainType>(v.getType());
-    int64_t rows = d && d.isEdgeDomain() ? g.numEdges : g.numVertices;
-    return rows ? elementsOf(v.getType(), g) / rows : 0;
-  }
   /// Row 0 of `v` as seen from interval j on the device (a piece's base
   /// shifted back by its first row), or the whole value.
   llvm::Expected<CUdeviceptr> addr(Value v, int64_t j, Resident &r);
   llvm::Expected<CUdeviceptr> scratch(int64_t bytes, const std::string &what);
   llvm::Expected<CUdeviceptr> graphOffsets(bool reversed);
   llvm::Error lossRows();
-  llvm::Error dispatch(int k, Resident &r);
-  llvm::Error launch(LaunchOp op, int64_t i, int64_t j, Resident &r);
+  llvm::Error launch(LaunchOp op, int64_t i, int64_t j, Resident &r) override;
   llvm::Error gemm(Value x, Value w, Value y, bool transpose, int64_t j,
+                   Resident &r) override;
+  llvm::Error degrees(Value result, int64_t j, Resident &r) override;
+  llvm::Error vertexIds(Value result, int64_t j, Resident &r) override;
+  llvm::Error sumRows(SumRowsOp op, int64_t j, bool first, bool last,
+                      Resident &r) override;
+  llvm::Error weightGradient(LinearGradWeightOp op, int64_t j, bool first,
+                             bool last, Resident &r) override;
+  llvm::Error crossEntropy(CrossEntropyOp op, int64_t j, bool first, bool last,
+                           Resident &r) override {
+    return loss(op, j, first, last, r);
+  }
+  llvm::Error crossEntropyGrad(CrossEntropyGradOp op, int64_t j, bool first,
+                               Resident &r) override {
+    return loss(op, j, first, j < 0 || j + 1 == parts, r);
+  }
+  /// A cross-entropy loss or its gradient over interval j.
+  llvm::Error loss(Operation *op, int64_t j, bool first, bool last,
                    Resident &r);
-  llvm::Error scalarOp(Operation *op, int64_t j, Resident &r);
+  llvm::Error l2(Operation *op, int64_t n, int64_t j, Resident &r) override;
+  llvm::Error neg(Operation *op, int64_t n, int64_t j, Resident &r) override;
+  llvm::Error binary(Operation *op, int64_t na, int64_t nb, int64_t n,
+                     int64_t j, Resident &r) override;
+  llvm::Error read(Value v, int64_t j, Resident &r, int64_t offset,
+                   int64_t bytes, void *to) override;
+  llvm::Error synchronize() override { return dev.synchronize(); }
+  std::string unsupported() const override {
+    return "run under a memory budget on CUDA";
+  }
 
   CudaBackend &b;
   cuda::CudaDevice &dev;
   CudaBackend::PlanKernels &plan;
-  ModelOp model;
-  const ExecutionContext &ctx;
-  const PlanMemory &pm;
-  const Graph &g;
   cuda::RuntimeOps ops;
-  int64_t parts = 1;
-  std::map<std::pair<void *, int64_t>, int> tensorOf;
-  std::map<std::pair<Operation *, int64_t>, int> states;
   llvm::DenseMap<Value, CUdeviceptr> small; // values outside the plan
   std::vector<CUdeviceptr> owned;           // freed at the end of the run
-  llvm::DenseMap<Value, Tensor> outputs;    // returned vertex values
-  llvm::DenseSet<Value> returned;
   // Reductions over rows, accumulated interval by interval.
   llvm::DenseMap<Operation *, CUdeviceptr> partials, lossTerms, lossCounts;
-  llvm::DenseSet<Operation *> started;
   CUdeviceptr rows = 0; // the loss mask (0: every row)
   int64_t numRows = -1;
   /// With ascending loss rows, interval j's are [lossBegin[j],
@@ -233,7 +223,6 @@ private:
   bool lossAscending = false;
   std::vector<int64_t> lossBegin;
   int64_t lossWindow = 1;
-  std::vector<Tensor> results;
   int64_t csrBytesUploaded = 0, csrEdgesUploaded = 0;
   int64_t scratchBytes = 0; // scratch(), held to the end of the run
 };
@@ -444,253 +433,207 @@ llvm::Error CudaChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose,
                   *w, *y + CUdeviceptr(first * n * 4));
 }
 
-llvm::Error CudaChunkedRun::compute(int k, Resident &r) {
-  if (llvm::Error e = dispatch(k, r))
-    return e;
-  // Returned vertex values go to the caller piece by piece, once final.
-  if (parts == 1 || !chunked::finishesRows(pm, k, parts))
-    return llvm::Error::success();
-  const PlanStep &step = pm.steps[size_t(k)];
-  using Outputs = ExecutionContext::VertexOutputs;
-  for (Value res : step.op->getResults()) {
-    auto d = dyn_cast<DomainType>(res.getType());
-    if (!returned.contains(res) || !d || d.isEdgeDomain() ||
-        ctx.vertexOutputs == Outputs::Drop)
-      continue;
-    int64_t w = width(res), first = lo(step.j), count = hi(step.j) - first;
-    auto base = addr(res, step.j, r);
-    if (!base)
-      return base.takeError();
-    std::vector<float> piece(size_t(count * w));
-    if (auto e = dev.download(piece.data(), *base + CUdeviceptr(first * w * 4),
-                              count * w * 4))
-      return e;
-    chunked::keepRows(outputs, res, g.numVertices, w, first, count,
-                      piece.data(),
-                      ctx.vertexOutputs == Outputs::Argmax &&
-                          dtypeOf(res.getType()) == DType::F32);
-  }
-  return llvm::Error::success();
+llvm::Error CudaChunkedRun::read(Value v, int64_t j, Resident &r,
+                                 int64_t offset, int64_t bytes, void *to) {
+  auto base = addr(v, j, r);
+  if (!base)
+    return base.takeError();
+  return dev.download(to, *base + CUdeviceptr(offset), bytes);
 }
 
-llvm::Error CudaChunkedRun::dispatch(int k, Resident &r) {
-  const PlanStep &step = pm.steps[size_t(k)];
-  Operation *op = step.op;
-  const int64_t j = step.j;
-  const bool first = !started.contains(op), last = j < 0 || j + 1 == parts;
-  started.insert(op);
-  if (auto l = dyn_cast<LaunchOp>(op))
-    return launch(l, step.i, j, r);
-  if (auto l = dyn_cast<LinearOp>(op))
-    return gemm(l.getInput(), l.getWeight(), l.getResult(), false, j, r);
-  if (auto lg = dyn_cast<LinearGradInputOp>(op))
-    return gemm(lg.getGradOutput(), lg.getWeight(), lg.getResult(), true, j, r);
-  if (isa<DegreeOp, VertexIdOp>(op)) {
-    auto d = addr(op->getResult(0), j, r);
-    if (!d)
-      return d.takeError();
-    if (isa<VertexIdOp>(op))
-      return ops.iota(*d, lo(j), hi(j));
-    auto offsets = graphOffsets(false);
-    if (!offsets)
-      return offsets.takeError();
-    return ops.inDegree(*offsets, *d, lo(j), hi(j));
+llvm::Error CudaChunkedRun::degrees(Value result, int64_t j, Resident &r) {
+  auto d = addr(result, j, r);
+  if (!d)
+    return d.takeError();
+  auto offsets = graphOffsets(false);
+  if (!offsets)
+    return offsets.takeError();
+  return ops.inDegree(*offsets, *d, lo(j), hi(j));
+}
+
+llvm::Error CudaChunkedRun::vertexIds(Value result, int64_t j, Resident &r) {
+  auto d = addr(result, j, r);
+  if (!d)
+    return d.takeError();
+  return ops.iota(*d, lo(j), hi(j));
+}
+
+llvm::Error CudaChunkedRun::sumRows(SumRowsOp sum, int64_t j, bool first,
+                                    bool last, Resident &r) {
+  Operation *op = sum;
+  int64_t w = width(sum.getInput());
+  int64_t blocks = std::max<int64_t>((g.numVertices + kRowsPerTask - 1) / kRowsPerTask, 1);
+  if (first) {
+    auto p = scratch(blocks * w * 8, "sum_rows partials");
+    if (!p)
+      return p.takeError();
+    partials[op] = *p;
+    if (auto e = dev.fill32(*p, 0, blocks * w * 2))
+      return e;
   }
-  if (auto sum = dyn_cast<SumRowsOp>(op)) {
-    int64_t w = width(sum.getInput());
-    int64_t blocks = std::max<int64_t>((g.numVertices + kRowsPerTask - 1) / kRowsPerTask, 1);
-    if (first) {
-      auto p = scratch(blocks * w * 8, "sum_rows partials");
-      if (!p)
-        return p.takeError();
-      partials[op] = *p;
-      if (auto e = dev.fill32(*p, 0, blocks * w * 2))
+  auto x = addr(sum.getInput(), j, r);
+  if (!x)
+    return x.takeError();
+  if (auto e = ops.blockSums(*x, lo(j), hi(j), w, kRowsPerTask, partials[op]))
+    return e;
+  if (!last)
+    return llvm::Error::success();
+  auto out = addr(sum.getResult(), j, r);
+  if (!out)
+    return out.takeError();
+  return ops.finishSums(partials[op], blocks, w, *out);
+}
+
+llvm::Error CudaChunkedRun::weightGradient(LinearGradWeightOp lw, int64_t j,
+                                           bool first, bool last, Resident &r) {
+  Operation *op = lw;
+  // The CPU's slices of rows, each inside one interval, added in order
+  // at the last one.
+  auto x = addr(lw.getInput(), j, r), dy = addr(lw.getGradOutput(), j, r);
+  if (!x || !dy)
+    return llvm::joinErrors(x.takeError(), dy.takeError());
+  int64_t kk = width(lw.getInput()), n = width(lw.getGradOutput());
+  int64_t slices = cuda::RuntimeOps::slicesFor(g.numVertices);
+  if (first) {
+    auto p = scratch(slices * kk * n * 4, "weight gradient slices");
+    if (!p)
+      return p.takeError();
+    partials[op] = *p;
+  }
+  if (auto e = ops.weightGradSlices(*x, *dy, kk, n, g.numVertices, lo(j),
+                                    hi(j), partials[op]))
+    return e;
+  if (!last)
+    return llvm::Error::success();
+  auto dw = addr(lw.getResult(), j, r);
+  if (!dw)
+    return dw.takeError();
+  return ops.sumSlices(partials[op], slices, kk * n, *dw);
+}
+
+llvm::Error CudaChunkedRun::loss(Operation *op, int64_t j, bool first,
+                                 bool last, Resident &r) {
+  if (auto e = lossRows())
+    return e;
+  Value logitsV = op->getOperand(0), labelsV = op->getOperand(1);
+  auto logits = addr(logitsV, j, r), labels = addr(labelsV, j, r);
+  if (!logits || !labels)
+    return llvm::joinErrors(logits.takeError(), labels.takeError());
+  const int64_t c = width(logitsV), n = numRows;
+  constexpr int64_t kState = cuda::kReduceThreads * 8;
+  // Loss rows [b, b + m): their vertices (rows from b on, or b on).
+  auto rowsAt = [&](int64_t b) {
+    return rows ? rows + CUdeviceptr(b * 4) : CUdeviceptr(0);
+  };
+  if (first) {
+    // The count is over every loss row: the labels whole (a graph input
+    // outside the plan, or resident for the run), a window of rows at a
+    // time. `sums`: the sum, the count, then the sum's and the count's
+    // running states.
+    const Tensor *all = chunked::external(model, ctx, labelsV);
+    if (!all)
+      return errorAt(op, "labels must be a graph input in a chunked run");
+    auto whole = b.resident("input." + chunked::argName(
+                                           model, cast<BlockArgument>(labelsV)),
+                            all->i32(), all->numElements() * 4);
+    if (!whole)
+      return whole.takeError();
+    auto terms = scratch(lossWindow * 8, "loss terms");
+    auto sums = scratch(16 + 2 * kState, "loss sums");
+    if (!terms || !sums)
+      return llvm::joinErrors(terms.takeError(), sums.takeError());
+    lossTerms[op] = *terms;
+    lossCounts[op] = *sums;
+    if (auto e = dev.fill32(*sums, 0, (16 + 2 * kState) / 4))
+      return e;
+    const CUdeviceptr countState = *sums + CUdeviceptr(16 + kState);
+    for (int64_t b = 0; b < n; b += lossWindow) {
+      const int64_t m = std::min(lossWindow, n - b);
+      if (auto e = ops.labelValid(whole->ptr, c, rowsAt(b), m, b, *terms))
+        return e;
+      if (auto e = ops.reducePart(0, *terms, m, b, false, countState))
         return e;
     }
-    auto x = addr(sum.getInput(), j, r);
-    if (!x)
-      return x.takeError();
-    if (auto e = ops.blockSums(*x, lo(j), hi(j), w, kRowsPerTask, partials[op]))
+    if (auto e = ops.reduceFinish(countState, *sums + 8))
       return e;
-    if (!last)
-      return llvm::Error::success();
-    auto out = addr(sum.getResult(), j, r);
-    if (!out)
-      return out.takeError();
-    return ops.finishSums(partials[op], blocks, w, *out);
-  }
-  if (auto lw = dyn_cast<LinearGradWeightOp>(op)) {
-    // The CPU's slices of rows, each inside one interval, added in order
-    // at the last one.
-    auto x = addr(lw.getInput(), j, r), dy = addr(lw.getGradOutput(), j, r);
-    if (!x || !dy)
-      return llvm::joinErrors(x.takeError(), dy.takeError());
-    int64_t kk = width(lw.getInput()), n = width(lw.getGradOutput());
-    int64_t slices = cuda::RuntimeOps::slicesFor(g.numVertices);
-    if (first) {
-      auto p = scratch(slices * kk * n * 4, "weight gradient slices");
-      if (!p)
-        return p.takeError();
-      partials[op] = *p;
-    }
-    if (auto e = ops.weightGradSlices(*x, *dy, kk, n, g.numVertices, lo(j),
-                                      hi(j), partials[op]))
-      return e;
-    if (!last)
-      return llvm::Error::success();
-    auto dw = addr(lw.getResult(), j, r);
-    if (!dw)
-      return dw.takeError();
-    return ops.sumSlices(partials[op], slices, kk * n, *dw);
-  }
-  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
-    if (auto e = lossRows())
-      return e;
-    Value logitsV = op->getOperand(0), labelsV = op->getOperand(1);
-    auto logits = addr(logitsV, j, r), labels = addr(labelsV, j, r);
-    if (!logits || !labels)
-      return llvm::joinErrors(logits.takeError(), labels.takeError());
-    const int64_t c = width(logitsV), n = numRows;
-    constexpr int64_t kState = cuda::kReduceThreads * 8;
-    // Loss rows [b, b + m): their vertices (rows from b on, or b on).
-    auto rowsAt = [&](int64_t b) {
-      return rows ? rows + CUdeviceptr(b * 4) : CUdeviceptr(0);
-    };
-    if (first) {
-      // The count is over every loss row: the labels whole (a graph input
-      // outside the plan, or resident for the run), a window of rows at a
-      // time. `sums`: the sum, the count, then the sum's and the count's
-      // running states.
-      const Tensor *all = chunked::external(model, ctx, labelsV);
-      if (!all)
-        return errorAt(op, "labels must be a graph input in a chunked run");
-      auto whole = b.resident("input." + chunked::argName(
-                                             model, cast<BlockArgument>(labelsV)),
-                              all->i32(), all->numElements() * 4);
-      if (!whole)
-        return whole.takeError();
-      auto terms = scratch(lossWindow * 8, "loss terms");
-      auto sums = scratch(16 + 2 * kState, "loss sums");
-      if (!terms || !sums)
-        return llvm::joinErrors(terms.takeError(), sums.takeError());
-      lossTerms[op] = *terms;
-      lossCounts[op] = *sums;
-      if (auto e = dev.fill32(*sums, 0, (16 + 2 * kState) / 4))
+    if (!lossAscending) // every term, each written by its interval
+      if (auto e = dev.fill32(*terms, 0, lossWindow * 2))
         return e;
-      const CUdeviceptr countState = *sums + CUdeviceptr(16 + kState);
-      for (int64_t b = 0; b < n; b += lossWindow) {
-        const int64_t m = std::min(lossWindow, n - b);
-        if (auto e = ops.labelValid(whole->ptr, c, rowsAt(b), m, b, *terms))
-          return e;
-        if (auto e = ops.reducePart(0, *terms, m, b, false, countState))
-          return e;
-      }
-      if (auto e = ops.reduceFinish(countState, *sums + 8))
-        return e;
-      if (!lossAscending) // every term, each written by its interval
-        if (auto e = dev.fill32(*terms, 0, lossWindow * 2))
-          return e;
-    }
-    const CUdeviceptr terms = lossTerms[op], sums = lossCounts[op],
-                      count = sums + 8, state = sums + 16;
-    // This interval's loss rows, or every loss row.
-    const int64_t b = lossAscending && j >= 0 ? lossBegin[size_t(j)] : 0,
-                  e = lossAscending && j >= 0 ? lossBegin[size_t(j) + 1] : n;
-    auto res = addr(op->getResult(0), j, r);
-    if (!res)
-      return res.takeError();
-    if (isa<CrossEntropyOp>(op)) {
-      if (!lossAscending) {
-        if (auto err = ops.crossEntropy(*logits, c, *labels, rows, n, 0, lo(j),
-                                        hi(j), terms))
-          return err;
-        if (!last)
-          return llvm::Error::success();
-        if (auto err = ops.reduce(0, terms, n, false, sums))
-          return err;
-        return ops.scalar(sums, count, 1.0, *res);
-      }
-      for (int64_t w = b; w < e; w += lossWindow) {
-        const int64_t m = std::min(lossWindow, e - w);
-        if (auto err = ops.crossEntropy(*logits, c, *labels, rowsAt(w), m, w,
-                                        lo(j), hi(j), terms))
-          return err;
-        if (auto err = ops.reducePart(0, terms, m, w, false, state))
-          return err;
-      }
+  }
+  const CUdeviceptr terms = lossTerms[op], sums = lossCounts[op],
+                    count = sums + 8, state = sums + 16;
+  // This interval's loss rows, or every loss row.
+  const int64_t b = lossAscending && j >= 0 ? lossBegin[size_t(j)] : 0,
+                e = lossAscending && j >= 0 ? lossBegin[size_t(j) + 1] : n;
+  auto res = addr(op->getResult(0), j, r);
+  if (!res)
+    return res.takeError();
+  if (isa<CrossEntropyOp>(op)) {
+    if (!lossAscending) {
+      if (auto err = ops.crossEntropy(*logits, c, *labels, rows, n, 0, lo(j),
+                                      hi(j), terms))
+        return err;
       if (!last)
         return llvm::Error::success();
-      if (auto err = ops.reduceFinish(state, sums))
+      if (auto err = ops.reduce(0, terms, n, false, sums))
         return err;
       return ops.scalar(sums, count, 1.0, *res);
     }
-    auto grad = addr(op->getOperand(2), j, r);
-    if (!grad)
-      return grad.takeError();
-    if (auto err = dev.fill32(*res + CUdeviceptr(lo(j) * c * 4), 0,
-                              (hi(j) - lo(j)) * c))
-      return err;
-    return ops.crossEntropyGrad(*logits, c, *labels, rowsAt(b), e - b, b, lo(j),
-                                hi(j), *grad, count, *res);
-  }
-  if (auto ret = dyn_cast<ReturnOp>(op)) {
-    for (Value v : ret.getOperands()) {
-      if (auto it = outputs.find(v); it != outputs.end()) {
-        results.push_back(std::move(it->second));
-        continue;
-      }
-      if (auto d = dyn_cast<DomainType>(v.getType());
-          d && !d.isEdgeDomain() &&
-          ctx.vertexOutputs == ExecutionContext::VertexOutputs::Drop) {
-        results.push_back(Tensor());
-        continue;
-      }
-      Tensor t(shapeOf(v.getType(), g.numVertices), dtypeOf(v.getType()));
-      auto p = addr(v, -1, r);
-      if (!p)
-        return p.takeError();
-      if (auto e = dev.download(t.data(), *p, t.numElements() * 4))
-        return e;
-      results.push_back(std::move(t));
+    for (int64_t w = b; w < e; w += lossWindow) {
+      const int64_t m = std::min(lossWindow, e - w);
+      if (auto err = ops.crossEntropy(*logits, c, *labels, rowsAt(w), m, w,
+                                      lo(j), hi(j), terms))
+        return err;
+      if (auto err = ops.reducePart(0, terms, m, w, false, state))
+        return err;
     }
-    return dev.synchronize();
+    if (!last)
+      return llvm::Error::success();
+    if (auto err = ops.reduceFinish(state, sums))
+      return err;
+    return ops.scalar(sums, count, 1.0, *res);
   }
-  return scalarOp(op, j, r);
+  auto grad = addr(op->getOperand(2), j, r);
+  if (!grad)
+    return grad.takeError();
+  if (auto err = dev.fill32(*res + CUdeviceptr(lo(j) * c * 4), 0,
+                            (hi(j) - lo(j)) * c))
+    return err;
+  return ops.crossEntropyGrad(*logits, c, *labels, rowsAt(b), e - b, b, lo(j),
+                              hi(j), *grad, count, *res);
 }
 
 // Model-level scalars and parameter-sized arithmetic (whole values).
-llvm::Error CudaChunkedRun::scalarOp(Operation *op, int64_t j, Resident &r) {
-  std::vector<CUdeviceptr> in;
-  for (Value v : op->getOperands()) {
-    auto p = addr(v, j, r);
-    if (!p)
-      return p.takeError();
-    in.push_back(*p);
-  }
+llvm::Error CudaChunkedRun::l2(Operation *op, int64_t n, int64_t j,
+                               Resident &r) {
+  auto x = addr(op->getOperand(0), j, r), out = addr(op->getResult(0), j, r);
+  if (!x || !out)
+    return llvm::joinErrors(x.takeError(), out.takeError());
+  auto s = scratch(8, "l2 sum");
+  if (!s)
+    return s.takeError();
+  if (auto e = ops.reduce(*x, 0, n, true, *s))
+    return e;
+  return ops.scalar(*s, 0, 0.5, *out);
+}
+
+llvm::Error CudaChunkedRun::neg(Operation *op, int64_t n, int64_t j,
+                                Resident &r) {
+  auto x = addr(op->getOperand(0), j, r), out = addr(op->getResult(0), j, r);
+  if (!x || !out)
+    return llvm::joinErrors(x.takeError(), out.takeError());
+  return ops.neg(*x, *out, n);
+}
+
+llvm::Error CudaChunkedRun::binary(Operation *op, int64_t na, int64_t nb,
+                                   int64_t n, int64_t j, Resident &r) {
+  auto x = addr(op->getOperand(0), j, r), y = addr(op->getOperand(1), j, r);
+  if (!x || !y)
+    return llvm::joinErrors(x.takeError(), y.takeError());
   auto out = addr(op->getResult(0), j, r);
   if (!out)
     return out.takeError();
-  if (isa<L2Op>(op)) {
-    auto s = scratch(8, "l2 sum");
-    if (!s)
-      return s.takeError();
-    if (auto e = ops.reduce(in[0], 0, elementsOf(op->getOperand(0).getType(), g),
-                            true, *s))
-      return e;
-    return ops.scalar(*s, 0, 0.5, *out);
-  }
-  int64_t n = elementsOf(op->getResult(0).getType(), g);
-  if (isa<NegOp>(op))
-    return ops.neg(in[0], *out, n);
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
-    int64_t na = elementsOf(op->getOperand(0).getType(), g),
-            nb = elementsOf(op->getOperand(1).getType(), g);
-    if ((na != n && na != 1) || (nb != n && nb != 1))
-      return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-    return ops.binary(binaryOpCode(op), in[0], na, in[1], nb, *out, n);
-  }
-  return errorAt(op, "'" + op->getName().getStringRef().str() +
-                         "' cannot run under a memory budget on CUDA yet");
+  return ops.binary(binaryOpCode(op), *x, na, *y, nb, *out, n);
 }
 
 llvm::Expected<std::vector<Tensor>>

@@ -2,8 +2,9 @@
 
 #include "runtime/exec/cuda/CudaExecutor.h"
 #include "runtime/exec/cuda/PlanKernels.h"
+#include "runtime/exec/InMemoryWalker.h"
 
-#include "codegen/KernelEmitter.h"
+#include "support/KernelAbi.h"
 #include "codegen/cuda/CudaEmitter.h"
 #include "dialect/Saga.h"
 #include "runtime/exec/ExecHelpers.h"
@@ -112,12 +113,14 @@ CudaBackend::resident(const std::string &key, const void *data, int64_t bytes) {
 
 namespace saga {
 
-/// One run of a plan on the device.
-class CudaRun {
+/// CUDA's steps of an in-memory run: values in device memory, the
+/// generated kernels and the runtime kernels (RuntimeOps) on the compute
+/// stream, GEMMs by cuBLAS.
+class CudaRun : public InMemoryWalker {
 public:
   CudaRun(CudaBackend &backend, CudaBackend::PlanKernels &plan,
           const ExecutionContext &ctx)
-      : b(backend), dev(*backend.device), plan(plan), ctx(ctx),
+      : InMemoryWalker(ctx), b(backend), dev(*backend.device), plan(plan),
         ops(*backend.device, *backend.runtime) {}
   ~CudaRun() {
     // Stream order would make the releases safe; waiting first also keeps
@@ -129,9 +132,34 @@ public:
     for (CUdeviceptr p : temporaries)
       dev.release(p);
   }
-  llvm::Expected<std::vector<Tensor>> execute(ModelOp model);
-
 private:
+  llvm::Error begin(ModelOp model) override;
+  llvm::Error param(ParamOp op) override { return bindParam(op); }
+  llvm::Error degrees(Value result) override;
+  llvm::Error vertexIds(Value result) override;
+  llvm::Error launch(LaunchOp op) override;
+  llvm::Error linear(LinearOp op) override { return gemm(op); }
+  llvm::Error linearGradInput(LinearGradInputOp op) override {
+    return gemm(op);
+  }
+  llvm::Error weightGradient(LinearGradWeightOp op) override {
+    return gemm(op);
+  }
+  llvm::Error sumRows(SumRowsOp op) override;
+  llvm::Error crossEntropy(CrossEntropyOp op) override { return loss(op); }
+  llvm::Error crossEntropyGrad(CrossEntropyGradOp op) override {
+    return loss(op);
+  }
+  llvm::Error l2(L2Op op) override;
+  llvm::Error fill(Value result, float value) override;
+  llvm::Error neg(Operation *op) override;
+  llvm::Error binary(Operation *op, int64_t na, int64_t nb,
+                     int64_t n) override;
+  void release(Value v) override;
+  llvm::Expected<std::vector<Tensor>> results(ReturnOp op) override;
+  llvm::Error synchronize() override { return dev.synchronize(); }
+  std::string name() const override { return "CUDA"; }
+
   struct DeviceTensor {
     CUdeviceptr ptr = 0;
     std::vector<int64_t> shape;
@@ -150,20 +178,20 @@ private:
   }
   llvm::Expected<DeviceTensor *> allocate(Value v, const std::string &what);
   llvm::Expected<CUdeviceptr> temporary(int64_t bytes, const std::string &what);
-  void release(Value v);
 
   llvm::Error bindInput(ModelOp model, BlockArgument arg);
   llvm::Error bindParam(ParamOp op);
   llvm::Error graphArrays();
-  llvm::Error launch(LaunchOp op);
   llvm::Error gemm(Operation *op);
-  llvm::Error scalarOp(Operation *op);
+  /// A cross-entropy loss or its gradient.
+  llvm::Error loss(Operation *op);
+  /// An error at `op` unless each of its operands has a value.
+  llvm::Error operandsBound(Operation *op) const;
   llvm::Error lossRows();
 
   CudaBackend &b;
   cuda::CudaDevice &dev;
   CudaBackend::PlanKernels &plan;
-  const ExecutionContext &ctx;
   cuda::RuntimeOps ops;
   /// Node-based: a DeviceTensor* from lookup() stays valid while later
   /// results are allocated (a DenseMap moved them on growth; ASan found
@@ -424,175 +452,153 @@ llvm::Error CudaRun::gemm(Operation *op) {
   return ops.sumSlices(*partial, slices, k * n, (*dw)->ptr);
 }
 
-llvm::Error CudaRun::scalarOp(Operation *op) {
-  auto result = [&]() {
-    return allocate(op->getResult(0), op->getName().getStringRef().str());
-  };
-  if (auto c = dyn_cast<arith::ConstantOp>(op)) {
-    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-      return errorAt(op, "only splat float constants are supported in a model");
-    auto t = result();
-    if (!t)
-      return t.takeError();
-    return ops.fill((*t)->ptr, (*t)->elements,
-                    float(dense.getSplatValue<APFloat>().convertToDouble()));
-  }
-  auto operand = [&](unsigned i) { return lookup(op->getOperand(i)); };
-  for (unsigned i = 0; i < op->getNumOperands(); ++i)
-    if (!operand(i))
+llvm::Error CudaRun::operandsBound(Operation *op) const {
+  for (Value v : op->getOperands())
+    if (!lookup(v))
       return errorAt(op, "operand has no value");
-  if (isa<NegOp>(op)) {
-    auto t = result();
-    if (!t)
-      return t.takeError();
-    return ops.neg(operand(0)->ptr, (*t)->ptr, (*t)->elements);
-  }
-  if (isa<AddOp, SubOp, MulOp, DivOp>(op)) {
-    auto t = result();
-    if (!t)
-      return t.takeError();
-    const DeviceTensor *a = operand(0), *c = operand(1);
-    int64_t n = (*t)->elements;
-    if ((a->elements != n && a->elements != 1) ||
-        (c->elements != n && c->elements != 1))
-      return errorAt(op, "model-level arithmetic needs equal shapes or a scalar");
-    return ops.binary(binaryOpCode(op), a->ptr, a->elements, c->ptr, c->elements,
-                      (*t)->ptr, n);
-  }
-  if (auto sum = dyn_cast<SumRowsOp>(op)) {
-    const DeviceTensor *x = operand(0);
-    auto t = result();
-    if (!t)
-      return t.takeError();
-    int64_t rowsN = x->shape.empty() ? 1 : x->shape[0];
-    int64_t w = (*t)->elements;
-    int64_t blocks = std::max<int64_t>((rowsN + kRowsPerTask - 1) / kRowsPerTask, 1);
-    auto partial = temporary(blocks * w * 8, "sum_rows partials");
-    if (!partial)
-      return partial.takeError();
-    if (rowsN == 0)
-      return dev.fill32((*t)->ptr, 0, w);
-    if (auto e = dev.fill32(*partial, 0, blocks * w * 2))
-      return e;
-    if (auto e = ops.blockSums(x->ptr, 0, rowsN, w, kRowsPerTask, *partial))
-      return e;
-    return ops.finishSums(*partial, blocks, w, (*t)->ptr);
-  }
-  if (isa<L2Op>(op)) {
-    auto t = result();
-    if (!t)
-      return t.takeError();
-    auto s = temporary(8, "l2 sum");
-    if (!s)
-      return s.takeError();
-    if (auto e = ops.reduce(operand(0)->ptr, 0, operand(0)->elements, true, *s))
-      return e;
-    return ops.scalar(*s, 0, 0.5, (*t)->ptr);
-  }
-  if (isa<CrossEntropyOp, CrossEntropyGradOp>(op)) {
-    if (auto e = lossRows())
-      return e;
-    const DeviceTensor *logits = operand(0), *labels = operand(1);
-    int64_t c = logits->shape.size() > 1 ? logits->elements / logits->shape[0] : 1;
-    int64_t n = numRows, slots = std::max<int64_t>(n, 1);
-    auto terms = temporary(slots * 16, "loss terms");
-    auto sums = temporary(16, "loss sums");
-    if (!terms || !sums)
-      return llvm::joinErrors(terms.takeError(), sums.takeError());
-    CUdeviceptr valid = *terms + CUdeviceptr(slots * 8), count = *sums + 8;
-    if (auto e = ops.labelValid(labels->ptr, c, rows, n, 0, valid))
-      return e;
-    if (auto e = ops.reduce(0, valid, n, false, count))
-      return e;
-    auto t = result();
-    if (!t)
-      return t.takeError();
-    int64_t v = ctx.graph->numVertices;
-    if (isa<CrossEntropyOp>(op)) {
-      if (auto e = dev.fill32(*terms, 0, slots * 2))
-        return e;
-      if (auto e = ops.crossEntropy(logits->ptr, c, labels->ptr, rows, n, 0, 0, v,
-                                    *terms))
-        return e;
-      if (auto e = ops.reduce(0, *terms, n, false, *sums))
-        return e;
-      return ops.scalar(*sums, count, 1.0, (*t)->ptr);
-    }
-    if (auto e = dev.fill32((*t)->ptr, 0, (*t)->elements))
-      return e;
-    return ops.crossEntropyGrad(logits->ptr, c, labels->ptr, rows, n, 0, 0, v,
-                                operand(2)->ptr, count, (*t)->ptr);
-  }
-  return errorAt(op, "'" + op->getName().getStringRef().str() +
-                         "' cannot be executed by the CUDA runtime");
+  return llvm::Error::success();
 }
 
-llvm::Expected<std::vector<Tensor>> CudaRun::execute(ModelOp model) {
-  const Graph &g = *ctx.graph;
-  if (auto e = graphArrays())
-    return std::move(e);
-  Block &block = model.getBody().front();
-  for (BlockArgument arg : block.getArguments())
-    if (auto e = bindInput(model, arg))
-      return std::move(e);
-  for (Operation &op : block) {
-    if (isa<ScheduleOp>(op)) // the chunked level's, for budgeted runs
-      continue;
-    auto start = std::chrono::steady_clock::now();
-    llvm::Error err = llvm::Error::success();
-    if (auto param = dyn_cast<ParamOp>(op)) {
-      err = bindParam(param);
-    } else if (isa<DegreeOp>(op)) {
-      auto t = allocate(op.getResult(0), "degrees");
-      if (!t)
-        return t.takeError();
-      err = ops.inDegree(inOffsets, (*t)->ptr, 0, g.numVertices);
-    } else if (isa<VertexIdOp>(op)) {
-      auto t = allocate(op.getResult(0), "vertex ids");
-      if (!t)
-        return t.takeError();
-      err = ops.iota((*t)->ptr, 0, g.numVertices);
-    } else if (auto l = dyn_cast<LaunchOp>(op)) {
-      err = launch(l);
-    } else if (isa<LinearOp, LinearGradInputOp, LinearGradWeightOp>(op)) {
-      err = gemm(&op);
-    } else if (auto r = dyn_cast<ReleaseOp>(op)) {
-      release(r.getValue());
-    } else if (auto ret = dyn_cast<ReturnOp>(op)) {
-      if (ctx.peakBytes)
-        *ctx.peakBytes = peakBytes;
-      std::vector<Tensor> results;
-      for (Value v : ret.getOperands()) {
-        const DeviceTensor *t = lookup(v);
-        if (!t)
-          return errorAt(ret, "result has no value");
-        Tensor host = Tensor::uninitialized(t->shape, t->dtype);
-        if (auto e = dev.download(host.data(), t->ptr, t->elements * 4))
-          return std::move(e);
-        results.push_back(std::move(host));
-      }
-      if (auto e = dev.synchronize())
-        return std::move(e);
-      return results;
-    } else {
-      err = scalarOp(&op);
-    }
-    if (err)
-      return std::move(err);
-    if (ctx.profile && !isa<ParamOp, ReleaseOp>(op)) {
-      if (auto e = dev.synchronize())
-        return std::move(e);
-      std::string what = op.getName().stripDialect().str();
-      if (auto l = dyn_cast<LaunchOp>(op))
-        what += " " + l.getCallee().str();
-      ctx.profile->emplace_back(
-          what, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                              start)
-                    .count());
-    }
+llvm::Error CudaRun::fill(Value result, float value) {
+  auto t = allocate(result, result.getDefiningOp()->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  return ops.fill((*t)->ptr, (*t)->elements, value);
+}
+
+llvm::Error CudaRun::neg(Operation *op) {
+  if (auto e = operandsBound(op))
+    return e;
+  auto t = allocate(op->getResult(0), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  return ops.neg(lookup(op->getOperand(0))->ptr, (*t)->ptr, (*t)->elements);
+}
+
+llvm::Error CudaRun::binary(Operation *op, int64_t na, int64_t nb, int64_t n) {
+  if (auto e = operandsBound(op))
+    return e;
+  auto t = allocate(op->getResult(0), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  return ops.binary(binaryOpCode(op), lookup(op->getOperand(0))->ptr, na,
+                    lookup(op->getOperand(1))->ptr, nb, (*t)->ptr, n);
+}
+
+llvm::Error CudaRun::sumRows(SumRowsOp sum) {
+  if (auto e = operandsBound(sum))
+    return e;
+  const DeviceTensor *x = lookup(sum.getInput());
+  auto t = allocate(sum.getResult(), sum->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  int64_t rowsN = x->shape.empty() ? 1 : x->shape[0];
+  int64_t w = (*t)->elements;
+  int64_t blocks = std::max<int64_t>((rowsN + kRowsPerTask - 1) / kRowsPerTask, 1);
+  auto partial = temporary(blocks * w * 8, "sum_rows partials");
+  if (!partial)
+    return partial.takeError();
+  if (rowsN == 0)
+    return dev.fill32((*t)->ptr, 0, w);
+  if (auto e = dev.fill32(*partial, 0, blocks * w * 2))
+    return e;
+  if (auto e = ops.blockSums(x->ptr, 0, rowsN, w, kRowsPerTask, *partial))
+    return e;
+  return ops.finishSums(*partial, blocks, w, (*t)->ptr);
+}
+
+llvm::Error CudaRun::l2(L2Op op) {
+  if (auto e = operandsBound(op))
+    return e;
+  const DeviceTensor *x = lookup(op->getOperand(0));
+  auto t = allocate(op->getResult(0), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  auto s = temporary(8, "l2 sum");
+  if (!s)
+    return s.takeError();
+  if (auto e = ops.reduce(x->ptr, 0, x->elements, true, *s))
+    return e;
+  return ops.scalar(*s, 0, 0.5, (*t)->ptr);
+}
+
+llvm::Error CudaRun::loss(Operation *op) {
+  if (auto e = operandsBound(op))
+    return e;
+  if (auto e = lossRows())
+    return e;
+  auto operand = [&](unsigned i) { return lookup(op->getOperand(i)); };
+  const DeviceTensor *logits = operand(0), *labels = operand(1);
+  int64_t c = logits->shape.size() > 1 ? logits->elements / logits->shape[0] : 1;
+  int64_t n = numRows, slots = std::max<int64_t>(n, 1);
+  auto terms = temporary(slots * 16, "loss terms");
+  auto sums = temporary(16, "loss sums");
+  if (!terms || !sums)
+    return llvm::joinErrors(terms.takeError(), sums.takeError());
+  CUdeviceptr valid = *terms + CUdeviceptr(slots * 8), count = *sums + 8;
+  if (auto e = ops.labelValid(labels->ptr, c, rows, n, 0, valid))
+    return e;
+  if (auto e = ops.reduce(0, valid, n, false, count))
+    return e;
+  auto t = allocate(op->getResult(0), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  int64_t v = ctx.graph->numVertices;
+  if (isa<CrossEntropyOp>(op)) {
+    if (auto e = dev.fill32(*terms, 0, slots * 2))
+      return e;
+    if (auto e = ops.crossEntropy(logits->ptr, c, labels->ptr, rows, n, 0, 0, v,
+                                  *terms))
+      return e;
+    if (auto e = ops.reduce(0, *terms, n, false, *sums))
+      return e;
+    return ops.scalar(*sums, count, 1.0, (*t)->ptr);
   }
-  return errorAt(model, "model has no saga.return");
+  if (auto e = dev.fill32((*t)->ptr, 0, (*t)->elements))
+    return e;
+  return ops.crossEntropyGrad(logits->ptr, c, labels->ptr, rows, n, 0, 0, v,
+                              operand(2)->ptr, count, (*t)->ptr);
+}
+
+llvm::Error CudaRun::begin(ModelOp model) {
+  if (auto e = graphArrays())
+    return e;
+  for (BlockArgument arg : model.getBody().front().getArguments())
+    if (auto e = bindInput(model, arg))
+      return e;
+  return llvm::Error::success();
+}
+
+llvm::Error CudaRun::degrees(Value result) {
+  auto t = allocate(result, "degrees");
+  if (!t)
+    return t.takeError();
+  return ops.inDegree(inOffsets, (*t)->ptr, 0, ctx.graph->numVertices);
+}
+
+llvm::Error CudaRun::vertexIds(Value result) {
+  auto t = allocate(result, "vertex ids");
+  if (!t)
+    return t.takeError();
+  return ops.iota((*t)->ptr, 0, ctx.graph->numVertices);
+}
+
+llvm::Expected<std::vector<Tensor>> CudaRun::results(ReturnOp ret) {
+  if (ctx.peakBytes)
+    *ctx.peakBytes = peakBytes;
+  std::vector<Tensor> results;
+  for (Value v : ret.getOperands()) {
+    const DeviceTensor *t = lookup(v);
+    if (!t)
+      return errorAt(ret, "result has no value");
+    Tensor host = Tensor::uninitialized(t->shape, t->dtype);
+    if (auto e = dev.download(host.data(), t->ptr, t->elements * 4))
+      return std::move(e);
+    results.push_back(std::move(host));
+  }
+  if (auto e = dev.synchronize())
+    return std::move(e);
+  return results;
 }
 
 llvm::Expected<std::vector<Tensor>>
@@ -605,5 +611,5 @@ CudaBackend::execute(ModelOp model, const ExecutionContext &ctx) {
   if (ctx.intervalsUsed)
     *ctx.intervalsUsed = 1;
   CudaRun run(*this, *it->second, ctx);
-  return run.execute(model);
+  return run.walk(model);
 }

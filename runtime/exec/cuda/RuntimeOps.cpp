@@ -3,7 +3,7 @@
 #include "runtime/exec/cuda/RuntimeOps.h"
 
 #include "runtime/exec/cuda/RuntimeKernels.h"
-#include "runtime/graph/Intervals.h"
+#include "support/Intervals.h"
 
 #include <algorithm>
 #include <cstring>

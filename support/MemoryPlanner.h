@@ -25,8 +25,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
-#define SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
+#ifndef SAGA_SUPPORT_MEMORYPLANNER_H
+#define SAGA_SUPPORT_MEMORYPLANNER_H
 
 #include <algorithm>
 #include <cstdint>
@@ -128,4 +128,4 @@ std::string validatePlan(const MemoryProblem &p, const MemoryPlan &plan,
 
 } // namespace saga
 
-#endif // SAGA_RUNTIME_MEMORY_MEMORYPLANNER_H
+#endif // SAGA_SUPPORT_MEMORYPLANNER_H

@@ -1,6 +1,6 @@
 //===- MemoryPlanner.cpp - ROC's memory plan over two tiers ---------------===//
 
-#include "runtime/memory/MemoryPlanner.h"
+#include "support/MemoryPlanner.h"
 
 #include <algorithm>
 #include <limits>
