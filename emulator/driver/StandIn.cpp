@@ -1,7 +1,7 @@
-//===- StandIn.cpp - a CPU-backed libcuda.so.1, NVRTC and cuBLAS ----------===//
+//===- StandIn.cpp - a CPU-backed libcuda.so.1 ----------------------------===//
 //
 // The entry points Saga's CUDA executor calls, with the real names and
-// signatures (this file is compiled against the toolkit's cuda.h, nvrtc.h
+// signatures (the stand-in is compiled against the toolkit's cuda.h, nvrtc.h
 // and cublas_v2.h, so a signature that drifts does not build), backed by
 // the host and the emulated GPU (emulator/Emulator.h):
 //
@@ -16,9 +16,14 @@
 //    when the stream gets to it, so reusing a pinned buffer too early shows;
 //  - cuLaunchKernel copies the argument values when it is called; the
 //    kernel runs on the emulated GPU (thread order $SAGA_EMU_ORDER);
-//  - "NVRTC" returns an image that is the CUDA source behind a magic line,
-//    which cuModuleLoadData compiles for the host (cached by hash);
-//  - cublasSgemm runs OpenBLAS's sgemm on the handle's stream.
+//  - "NVRTC" (StandInNvrtc.cpp) returns an image that is the CUDA source
+//    behind a magic line, which cuModuleLoadData compiles for the host
+//    (cached by hash);
+//  - cublasSgemm (StandInCublas.cpp) runs OpenBLAS's sgemm on the handle's
+//    stream.
+//
+// What the three share (device memory, streams, the context) is in
+// StandIn.h.
 //
 // A kernel's failure (a deadlock, a divergent barrier) is sticky, as a
 // launch failure is on a GPU: every later synchronisation returns
@@ -29,13 +34,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "emulator/driver/StandIn.h"
+
 #include "emulator/Emulator.h"
 
 #include <cuda.h>
-#include <cublas_v2.h>
-#include <nvrtc.h>
-
-#include <cblas.h>
 
 #include <atomic>
 #include <chrono>
@@ -43,7 +46,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -55,47 +57,11 @@
 
 #include <dlfcn.h>
 
+using namespace saga::emu::standin;
+
 namespace {
 
-constexpr char kImageMagic[] = "// SAGA-EMULATED-MODULE 1\n";
 using Clock = std::chrono::steady_clock;
-
-//===-------------------------------------------------------------------===//
-// Memory
-//===-------------------------------------------------------------------===//
-
-struct Memory {
-  std::mutex mutex;
-  std::map<uintptr_t, size_t> device, pinned; // base -> bytes
-  size_t used = 0;
-  size_t total() const {
-    static const size_t t = [] {
-      const char *v = std::getenv("SAGA_EMU_DEVICE_MEMORY");
-      return v ? size_t(std::strtoull(v, nullptr, 0)) : size_t(4) << 30;
-    }();
-    return t;
-  }
-  static bool within(const std::map<uintptr_t, size_t> &m, uintptr_t p,
-                     size_t n) {
-    auto it = m.upper_bound(p);
-    if (it == m.begin())
-      return false;
-    --it;
-    return p >= it->first && p + n <= it->first + it->second;
-  }
-  bool isDevice(uintptr_t p, size_t n) {
-    std::lock_guard<std::mutex> lock(mutex);
-    return n == 0 || within(device, p, n);
-  }
-  bool isPinned(const void *p, size_t n) {
-    std::lock_guard<std::mutex> lock(mutex);
-    return within(pinned, uintptr_t(p), n);
-  }
-};
-Memory &memory() {
-  static Memory *m = new Memory();
-  return *m;
-}
 
 //===-------------------------------------------------------------------===//
 // Streams, events and the sticky error
@@ -116,65 +82,6 @@ CUresult status() {
 }
 
 } // namespace
-
-struct CUstream_st {
-  explicit CUstream_st(bool blocking) : blocking(blocking) {
-    worker = std::thread([this] { run(); });
-  }
-  ~CUstream_st() {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      stop = true;
-    }
-    ready.notify_all();
-    worker.join();
-  }
-  void enqueue(std::function<void()> work) {
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      queue.push_back(std::move(work));
-      ++queued;
-    }
-    ready.notify_all();
-  }
-  void synchronize() {
-    std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [&] { return finished == queued; });
-  }
-  bool idle() {
-    std::lock_guard<std::mutex> lock(mutex);
-    return finished == queued;
-  }
-
-  const bool blocking;
-
-private:
-  void run() {
-    for (;;) {
-      std::function<void()> work;
-      {
-        std::unique_lock<std::mutex> lock(mutex);
-        ready.wait(lock, [&] { return stop || !queue.empty(); });
-        if (queue.empty())
-          return;
-        work = std::move(queue.front());
-        queue.pop_front();
-      }
-      work();
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        ++finished;
-      }
-      done.notify_all();
-    }
-  }
-  std::mutex mutex;
-  std::condition_variable ready, done;
-  std::deque<std::function<void()>> queue;
-  uint64_t queued = 0, finished = 0;
-  bool stop = false;
-  std::thread worker;
-};
 
 struct CUevent_st {
   std::mutex mutex;
@@ -227,6 +134,12 @@ Streams &streams() {
   return *s;
 }
 
+CUctx_st primaryContext;
+
+} // namespace
+
+namespace saga::emu::standin {
+
 /// The stream `s` names (the legacy null stream for 0), after the waits
 /// the legacy stream's semantics ask for: work on it waits for every
 /// blocking stream, and work on a blocking stream waits for it. Waiting on
@@ -250,17 +163,16 @@ CUstream_st *resolve(CUstream s) {
   return s;
 }
 
-CUctx_st primaryContext;
 thread_local CUcontext current = nullptr;
 bool initialised = false;
+
+} // namespace saga::emu::standin
 
 #define SAGA_REQUIRE_INIT()                                                    \
   do {                                                                         \
     if (!initialised)                                                          \
       return CUDA_ERROR_NOT_INITIALIZED;                                       \
   } while (0)
-
-} // namespace
 
 extern "C" {
 
@@ -768,163 +680,6 @@ CUresult cuGetErrorName(CUresult error, const char **text) {
 
 CUresult cuGetErrorString(CUresult error, const char **text) {
   return cuGetErrorName(error, text);
-}
-
-//===-------------------------------------------------------------------===//
-// NVRTC
-//===-------------------------------------------------------------------===//
-
-} // extern "C"
-
-struct _nvrtcProgram {
-  std::string source, image, log;
-};
-
-extern "C" {
-
-nvrtcResult nvrtcVersion(int *major, int *minor) {
-  // Not a real NVRTC's version, so that images never share a CUBIN cache
-  // key with one.
-  *major = 99;
-  *minor = 0;
-  return NVRTC_SUCCESS;
-}
-
-const char *nvrtcGetErrorString(nvrtcResult result) {
-  return result == NVRTC_SUCCESS ? "NVRTC_SUCCESS"
-         : result == NVRTC_ERROR_COMPILATION ? "NVRTC_ERROR_COMPILATION"
-                                             : "NVRTC_ERROR (stand-in)";
-}
-
-nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src,
-                               const char *, int numHeaders,
-                               const char *const *, const char *const *) {
-  if (!prog || !src)
-    return NVRTC_ERROR_INVALID_INPUT;
-  if (numHeaders != 0)
-    return NVRTC_ERROR_INVALID_INPUT; // not needed by Saga; not emulated
-  *prog = new _nvrtcProgram{src, "", ""};
-  return NVRTC_SUCCESS;
-}
-
-nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int, const char *const *) {
-  if (!prog)
-    return NVRTC_ERROR_INVALID_PROGRAM;
-  std::string error;
-  if (!saga::emu::EmulatedModule::compile(prog->source, error)) {
-    prog->log = error;
-    return NVRTC_ERROR_COMPILATION;
-  }
-  prog->image = std::string(kImageMagic) + prog->source;
-  return NVRTC_SUCCESS;
-}
-
-nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *size) {
-  *size = prog->log.size() + 1;
-  return NVRTC_SUCCESS;
-}
-
-nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log) {
-  std::memcpy(log, prog->log.c_str(), prog->log.size() + 1);
-  return NVRTC_SUCCESS;
-}
-
-nvrtcResult nvrtcGetPTXSize(nvrtcProgram prog, size_t *size) {
-  if (prog->image.empty())
-    return NVRTC_ERROR_INVALID_PROGRAM;
-  *size = prog->image.size() + 1;
-  return NVRTC_SUCCESS;
-}
-
-nvrtcResult nvrtcGetPTX(nvrtcProgram prog, char *ptx) {
-  std::memcpy(ptx, prog->image.c_str(), prog->image.size() + 1);
-  return NVRTC_SUCCESS;
-}
-
-nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *size) {
-  return nvrtcGetPTXSize(prog, size);
-}
-
-nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin) {
-  return nvrtcGetPTX(prog, cubin);
-}
-
-nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog) {
-  delete *prog;
-  *prog = nullptr;
-  return NVRTC_SUCCESS;
-}
-
-//===-------------------------------------------------------------------===//
-// cuBLAS
-//===-------------------------------------------------------------------===//
-
-} // extern "C"
-
-struct cublasContext {
-  CUstream stream = nullptr;
-};
-
-extern "C" {
-
-cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
-  if (!handle)
-    return CUBLAS_STATUS_INVALID_VALUE;
-  if (!initialised || !current)
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  *handle = new cublasContext();
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasDestroy_v2(cublasHandle_t handle) {
-  delete handle;
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream) {
-  if (!handle)
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  handle->stream = reinterpret_cast<CUstream>(stream);
-  return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasSetMathMode(cublasHandle_t handle, cublasMath_t) {
-  return handle ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_NOT_INITIALIZED;
-}
-
-cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t ta,
-                              cublasOperation_t tb, int m, int n, int k,
-                              const float *alpha, const float *a, int lda,
-                              const float *b, int ldb, const float *beta,
-                              float *c, int ldc) {
-  if (!handle)
-    return CUBLAS_STATUS_NOT_INITIALIZED;
-  if (m < 0 || n < 0 || k < 0 || !alpha || !beta)
-    return CUBLAS_STATUS_INVALID_VALUE;
-  auto opOf = [](cublasOperation_t t) {
-    return t == CUBLAS_OP_N ? CblasNoTrans : CblasTrans;
-  };
-  // Column-major, as cuBLAS; the operands' extents must be device memory.
-  auto rowsA = ta == CUBLAS_OP_N ? m : k, colsA = ta == CUBLAS_OP_N ? k : m;
-  auto rowsB = tb == CUBLAS_OP_N ? k : n, colsB = tb == CUBLAS_OP_N ? n : k;
-  auto extent = [](int rows, int cols, int ld) {
-    return cols == 0 || rows == 0 ? size_t(0)
-                                  : (size_t(cols - 1) * ld + rows) * 4;
-  };
-  if (lda < std::max(1, rowsA) || ldb < std::max(1, rowsB) ||
-      ldc < std::max(1, m))
-    return CUBLAS_STATUS_INVALID_VALUE;
-  if (!memory().isDevice(uintptr_t(a), extent(rowsA, colsA, lda)) ||
-      !memory().isDevice(uintptr_t(b), extent(rowsB, colsB, ldb)) ||
-      !memory().isDevice(uintptr_t(c), extent(m, n, ldc)))
-    return CUBLAS_STATUS_INVALID_VALUE;
-  float al = *alpha, be = *beta; // host pointer mode: read at the call
-  resolve(handle->stream)->enqueue([=] {
-    if (m && n)
-      cblas_sgemm(CblasColMajor, opOf(ta), opOf(tb), m, n, k, al, a, lda, b,
-                  ldb, be, c, ldc);
-  });
-  return CUBLAS_STATUS_SUCCESS;
 }
 
 } // extern "C"
