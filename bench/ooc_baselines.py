@@ -6,7 +6,7 @@ Usage:
 
 Reads the file the way an in-memory system must: the whole in-edge CSR, the
 features and the labels into RAM (the header and section table as
-runtime/graph/GraphFile.cpp writes them; checksums are not checked), then
+runtime/graph/GraphFileWriter.cpp writes them; checksums are not checked), then
 trains the GCN of bench/models/gcn256.saga (features -> 64 -> classes,
 dropout 0.5, ReLU, GCN normalisation D^-1/2 (A + I) D^-1/2, cross-entropy
 over the train split, Adam lr 0.01) with
