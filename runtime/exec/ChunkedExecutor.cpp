@@ -360,6 +360,7 @@ llvm::Error ChunkedRun::gemm(Value xv, Value wv, Value yv, bool transpose,
                 int(rows), int(n), int(k), 1.0f, x + begin * k, int(k), w,
                 int(transpose ? k : n), 0.0f, y + begin * n, int(n));
   });
+  return llvm::Error::success();
 }
 
 llvm::Error ChunkedRun::degrees(Value result, int64_t j, Resident &r) {
