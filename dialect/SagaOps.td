@@ -1,8 +1,9 @@
 //===- SagaOps.td - saga dialect operations -----------------*- tablegen -*-===//
 //
-// Stage-level IR (DESIGN.md, level 1): the four SAGA-NN stages over domain
-// values, the per-element tensor operations their bodies are written in, and
-// the model that owns parameters and composes layers.
+// Stage-level IR (docs/architecture.md, Levels: the stage level): the four
+// SAGA-NN stages over domain values, the per-element tensor operations their
+// bodies are written in, and the model that owns parameters and composes
+// layers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -444,7 +445,7 @@ def Saga_ReturnOp : Saga_Op<"return", [Pure, Terminator,
 }
 
 //===----------------------------------------------------------------------===//
-// Graph-tensor level (DESIGN.md level 2): whole-domain operators
+// Graph-tensor level (docs/architecture.md, Levels): whole-domain operators
 //===----------------------------------------------------------------------===//
 
 def Saga_PropagateOp : Saga_Op<"propagate", [RecursiveMemoryEffects,
@@ -604,7 +605,7 @@ def Saga_CrossEntropyGradOp : Saga_Op<"cross_entropy_grad", [Pure]> {
 }
 
 //===----------------------------------------------------------------------===//
-// Plan level (DESIGN.md level 4): the steps the runtime carries out
+// Plan level (docs/architecture.md, Levels): the steps the runtime carries out
 //===----------------------------------------------------------------------===//
 
 def Saga_LaunchOp : Saga_Op<"launch", [DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
@@ -638,7 +639,8 @@ def Saga_ReleaseOp : Saga_Op<"release"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Chunked level (DESIGN.md level 3): the plan's steps under a memory budget
+// Chunked level (docs/architecture.md, "Beyond one memory: the chunked
+// level"): the plan's steps under a memory budget
 //===----------------------------------------------------------------------===//
 
 def Saga_ScheduleOp : Saga_Op<"schedule", [HasParent<"ModelOp">, NoTerminator,

@@ -1,8 +1,9 @@
 //===- Tiers.h - the device tier's pool and the next tier -------*- C++ -*-===//
 //
-// Two tiers of memory for runs larger than the device (DESIGN.md, Memory
-// tiers). The device tier is a pool with a hard capacity: an allocation
-// that would pass it fails with a message, it never overcommits. The next
+// Two tiers of memory for runs larger than the device (docs/architecture.md,
+// "Beyond one memory: the chunked level"). The device tier is a pool with a
+// hard capacity: an allocation that would pass it fails with a message, it
+// never overcommits. The next
 // tier keeps what the memory plan stores: host RAM, or a spill file in a
 // scratch folder (written with pwrite, read with pread, optionally
 // O_DIRECT; each slot's checksum is checked on every read, so a torn or
