@@ -212,7 +212,8 @@ for t in table:
         if ok else "")
     t["plan_peak_ratio_over_fused"] = (
         f"{float(t['plan_peak_mib']) / float(fused['plan_peak_mib']):.2f}"
-        if ok and t["plan_peak_mib"] else "")
+        if ok and t["plan_peak_mib"] and float(fused["plan_peak_mib"])
+        else "")
     t["time_ratio_over_fused"] = (
         f"{float(t['epoch_ms']) / float(fused['epoch_ms']):.2f}" if ok else "")
 with open(out, "w", newline="") as f:

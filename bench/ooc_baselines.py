@@ -158,12 +158,13 @@ def progress(start, what):
           f"(peak resident set {rss_gib():.2f} GiB)", flush=True)
 
 
-def read_sgf(path, start, verify=False):
+def read_sgf(path, start, verify=False, info=None):
     """What an in-memory system reads of a graph file: the in-edge CSR
     (indptr by destination, int64; source indices, int32), the features
     [V, F] float32, the labels and the training split (int32), each
-    checked against the counts (checksums too with `verify`)."""
-    info = read_sgf_header(path)
+    checked against the counts (checksums too with `verify`). `info`:
+    read_sgf_header's, when the caller has it."""
+    info = info or read_sgf_header(path)
     v, e = info["vertices"], info["edges"]
     feats, classes = info["features"], info["classes"]
     indptr = sgf_array(info, "in-offsets", np.int64, verify=verify)
@@ -190,7 +191,7 @@ def check(path):
     start = time.time()
     info = read_sgf_header(path)
     v, e, classes, indptr, indices, x, labels, train = read_sgf(
-        path, start, verify=True)
+        path, start, verify=True, info=info)
     for name in info["sections"]:
         sgf_array(info, name, np.uint8, verify=True)
     print(f"check: {path}: version {info['version']}, {v} vertices, {e} "
