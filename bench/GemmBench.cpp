@@ -2,25 +2,43 @@
 //
 // Times cblas_sgemm (row-major, C = A B, single thread) on the shapes Saga's
 // plans run: Cora's first layer and a 1M-vertex 64x64 layer. Built once per
-// library by bench/gemm.sh; Eigen is timed in the same binary as a baseline.
+// library by bench/gemm.sh; Eigen is timed in the same binary as a baseline
+// when its headers are there.
+//
+//   GemmBench [LABEL [MxKxN ...]]   (shapes: instead of the three below)
 //
 //===----------------------------------------------------------------------===//
 
+#if __has_include(<Eigen/Dense>)
 #include <Eigen/Dense>
+#define SAGA_GEMM_EIGEN 1
+#endif
 #include <cblas.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <string>
 #include <vector>
 
 int main(int argc, char **argv) {
   const char *label = argc > 1 ? argv[1] : "blas";
-  struct Shape { int m, k, n; const char *what; };
-  const Shape shapes[] = {{2708, 1433, 16, "cora-layer1"},
-                          {1048576, 64, 64, "rmat20-64x64"},
-                          {65536, 1024, 256, "dense-1024x256"}};
+  struct Shape { int m, k, n; std::string what; };
+  std::vector<Shape> shapes = {{2708, 1433, 16, "cora-layer1"},
+                               {1048576, 64, 64, "rmat20-64x64"},
+                               {65536, 1024, 256, "dense-1024x256"}};
+  if (argc > 2)
+    shapes.clear();
+  for (int i = 2; i < argc; ++i) {
+    Shape s{0, 0, 0, argv[i]};
+    if (std::sscanf(argv[i], "%dx%dx%d", &s.m, &s.k, &s.n) != 3 || s.m < 1 ||
+        s.k < 1 || s.n < 1) {
+      std::fprintf(stderr, "GemmBench: shape %s is not MxKxN\n", argv[i]);
+      return 2;
+    }
+    shapes.push_back(s);
+  }
   std::mt19937 rng(1);
   std::uniform_real_distribution<float> u(-1, 1);
   for (const Shape &s : shapes) {
@@ -43,13 +61,18 @@ int main(int argc, char **argv) {
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s.m, s.n, s.k,
                   1.0f, a.data(), s.k, b.data(), s.n, 0.0f, c.data(), s.n);
     });
+    double flops = 2.0 * s.m * s.k * s.n;
+#ifdef SAGA_GEMM_EIGEN
     using Mat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     Eigen::Map<Mat> A(a.data(), s.m, s.k), B(b.data(), s.k, s.n), C(c.data(), s.m, s.n);
     double eigen = time([&] { C.noalias() = A * B; });
-    double flops = 2.0 * s.m * s.k * s.n;
     std::printf("%-12s %-15s %9.2f ms %7.1f GFLOP/s   eigen %9.2f ms %7.1f GFLOP/s\n",
-                label, s.what, blas * 1e3, flops / blas / 1e9, eigen * 1e3,
-                flops / eigen / 1e9);
+                label, s.what.c_str(), blas * 1e3, flops / blas / 1e9,
+                eigen * 1e3, flops / eigen / 1e9);
+#else
+    std::printf("%-12s %-15s %9.2f ms %7.1f GFLOP/s   eigen: no headers\n",
+                label, s.what.c_str(), blas * 1e3, flops / blas / 1e9);
+#endif
   }
   return 0;
 }

@@ -2,13 +2,18 @@
 # Test accuracy after the last epoch, mean and standard deviation over seeds
 # 0-9, Planetoid public split: the figures of README's accuracy table.
 # Usage: bench/accuracy.sh [SEEDS]   (default 10)
+# Settings (environment): EPOCHS (200), BUILD (build), RESULTS
+# (bench/results: where accuracy.csv goes), SAGA_NO_BUILD (set: use
+# $BUILD/bin/sagac as it is; otherwise `make build` first).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=${1:-10}
+epochs=${EPOCHS:-200}
 [ -n "${SAGA_NO_BUILD:-}" ] || make build >/dev/null
-sagac=build/bin/sagac
-mkdir -p bench/results
-csv=bench/results/accuracy.csv
+sagac=${BUILD:-build}/bin/sagac
+results=${RESULTS:-bench/results}
+mkdir -p "$results"
+csv=$results/accuracy.csv
 echo "model,dataset,seed,test_acc,ms_per_epoch" > "$csv"
 
 run() { # name model data extra-args...
@@ -21,11 +26,11 @@ run() { # name model data extra-args...
   done
 }
 
-run gcn examples/gcn.saga examples/data/cora --epochs 200 --lr 0.01
-run gcn examples/gcn_citeseer.saga examples/data/citeseer --epochs 200 --lr 0.01
-run graphsage examples/graphsage.saga examples/data/cora --epochs 200 --lr 0.01
-run gin examples/gin.saga examples/data/cora --epochs 200 --lr 0.01
-run gat examples/gat.saga examples/data/cora --epochs 200 --lr 0.005
+run gcn examples/gcn.saga examples/data/cora --epochs "$epochs" --lr 0.01
+run gcn examples/gcn_citeseer.saga examples/data/citeseer --epochs "$epochs" --lr 0.01
+run graphsage examples/graphsage.saga examples/data/cora --epochs "$epochs" --lr 0.01
+run gin examples/gin.saga examples/data/cora --epochs "$epochs" --lr 0.01
+run gat examples/gat.saga examples/data/cora --epochs "$epochs" --lr 0.005
 
 /usr/bin/python3 - "$csv" <<'PY'
 import csv, statistics, sys

@@ -7,8 +7,12 @@
 #
 #   bench/disk_random_reads.sh FILE     (FILE: a few GiB or more, e.g. the
 #                                        graph file bench/outofcore.sh uses)
+# READS: how many random reads of each size ("20000 5000 500": 4 KiB,
+# 64 KiB, 1 MiB; FILE must be larger than 1 MiB).
 set -eu
 file=$1
+set -- ${READS:-20000 5000 500}
+reads4k=$1 reads64k=$2 reads1m=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/rr.c" <<'C'
@@ -43,6 +47,6 @@ cc -O2 -o "$tmp/rr" "$tmp/rr.c"
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(ls -l "$file")"
 dd if="$file" of=/dev/null bs=64M count=48 iflag=direct 2>&1 | tail -1 |
   sed 's/^/sequential O_DIRECT read (3 GiB, dd): /'
-"$tmp/rr" "$file" 4096 20000
-"$tmp/rr" "$file" 65536 5000
-"$tmp/rr" "$file" 1048576 500
+"$tmp/rr" "$file" 4096 "$reads4k"
+"$tmp/rr" "$file" 65536 "$reads64k"
+"$tmp/rr" "$file" 1048576 "$reads1m"

@@ -10,6 +10,9 @@
 #   bench/distributed.sh [WORKDIR]   (default /work/dist; RATE=1gbit,
 #                                     SCALE=20, EPOCHS=3, HOSTS=4,
 #                                     PARTITIONS="vertices edges roc metis")
+# BUILD (build), RESULTS (bench/results: where bench/partition.sh left the
+# fitted cost model roc uses), SAGA_NETNS_PREFIX (the hosts' names,
+# bench/netns/hosts.sh; default saga).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/work/dist}
@@ -17,10 +20,14 @@ scale=${SCALE:-20}
 rate=${RATE:-1gbit}
 epochs=${EPOCHS:-3}
 hosts=${HOSTS:-4}
-bin=$here/build/bin
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
+results=${RESULTS:-bench/results}
+case $results in /*) ;; *) results=$here/$results ;; esac
+bin=$build/bin
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
-file=$("$here/bench/rmat_sgf.sh" "$scale" "$work")
-cost=$here/bench/results/rmat$scale-gcn64.cost
+file=$(BUILD=$build "$here/bench/rmat_sgf.sh" "$scale" "$work")
+cost=$results/rmat$scale-gcn64.cost
 train() {
   echo "$@" | sed "s|$here/||g; s|$work/||g"
   "$@" --data "$file" --epochs "$epochs" --threads 1 --quiet 2>&1 |

@@ -15,7 +15,12 @@
 #
 # Settings (environment): THREADS (2), SCALE (20), EDGE_FACTOR (16), SEED (1),
 # REPEAT_CORA (20), REPEAT_RMAT (5), BUILD (build), JOBS (build jobs; default
-# ninja's), DATA (where the dumps go; $BUILD/bench-data, ~0.5 GB for scale 20).
+# ninja's), DATA (where the dumps go; $BUILD/bench-data, ~0.5 GB for scale 20),
+# RESULTS (bench/results: where forward.csv and forward.log go),
+# SAGA_NO_BUILD (set: use $BUILD's saga-bench-forward as it is), PEERS (a
+# venv whose bin/python3 runs PyTorch; default Debian's /usr/bin/python3),
+# SAGA_NO_INSTALL (set: never apt-get; without torch the PyTorch runs are
+# skipped with a line saying so, after reading Saga's dumps).
 # Peak memory at scale 20 is about 1.9 GB for either system (the log has it).
 set -euo pipefail
 
@@ -29,19 +34,27 @@ REPEAT_CORA="${REPEAT_CORA:-20}"
 REPEAT_RMAT="${REPEAT_RMAT:-5}"
 BUILD="${BUILD:-build}"
 DATA="${DATA:-$BUILD/bench-data}"
-PYTHON=/usr/bin/python3 # Debian's; the first python3 on PATH may be another
-RESULTS=bench/results
+if [ -n "${PEERS:-}" ]; then
+  PYTHON="$PEERS/bin/python3"
+  [ -x "$PYTHON" ] || { echo "forward.sh: PEERS=$PEERS has no bin/python3" >&2; exit 1; }
+else
+  PYTHON=/usr/bin/python3 # Debian's; the first python3 on PATH may be another
+fi
+RESULTS="${RESULTS:-bench/results}"
 mkdir -p "$RESULTS"
 
 # --- build -------------------------------------------------------------------
-if [ ! -f "$BUILD/build.ninja" ]; then
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+if [ -z "${SAGA_NO_BUILD:-}" ]; then
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  fi
+  cmake --build "$BUILD" --target saga-bench-forward ${JOBS:+-j "$JOBS"}
 fi
-cmake --build "$BUILD" --target saga-bench-forward ${JOBS:+-j "$JOBS"}
 BENCH="$BUILD/bin/saga-bench-forward"
 
 # --- PyTorch -----------------------------------------------------------------
-if ! "$PYTHON" -c 'import torch, numpy, scipy' 2>/dev/null; then
+if [ -z "${PEERS:-}${SAGA_NO_INSTALL:-}" ] &&
+   ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get install -y python3-torch python3-numpy python3-scipy
@@ -66,7 +79,10 @@ TIME=()
 run() { # label, command...
   echo "== $1" | tee -a "$LOG"
   shift
-  "${TIME[@]}" "$@" 2>&1 | tee -a "$LOG"
+  local status=0
+  "${TIME[@]}" "$@" 2>&1 | tee -a "$LOG" || status=$?
+  # 77: a peer that is not installed (its line says so); the rest goes on.
+  [ "$status" = 0 ] || [ "$status" = 77 ] || exit "$status"
 }
 
 run "saga cora" "$BENCH" --graph cora --threads "$THREADS" \

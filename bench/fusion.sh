@@ -38,8 +38,13 @@
 # that fits; a number: that scale; "no": skip the PyTorch step),
 # PYG_MEMORY_GIB (20), DATA (dump folder, build/bench-data/fusion-sN),
 # SAGA_NO_BUILD (set: use build/bin/saga-bench-suite as it is; otherwise
-# build it first, through the build lock), BENCH (the binary,
-# build/bin/saga-bench-suite).
+# build it first, through the build lock), BUILD (build), BENCH (the binary,
+# $BUILD/bin/saga-bench-suite), RESULTS (bench/results: where fusion.csv
+# and fusion.log go), PEERS (a venv whose bin/python3 runs the PyTorch
+# step; default Debian's /usr/bin/python3: without torch the step is
+# skipped with a line saying so), STRICT (1: exit non-zero at the end when
+# a run failed; by default a failed run, e.g. one killed for memory, is a
+# FAILED line in the table).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -51,14 +56,20 @@ THREADS="${THREADS:-2}"
 CONFIGS="${CONFIGS:-fused unfused}"
 PYG="${PYG:-auto}"
 PYG_MEMORY_GIB="${PYG_MEMORY_GIB:-20}"
-PYTHON=/usr/bin/python3
-BENCH="${BENCH:-build/bin/saga-bench-suite}"
+if [ -n "${PEERS:-}" ]; then
+  PYTHON="$PEERS/bin/python3"
+  [ -x "$PYTHON" ] || { echo "fusion.sh: PEERS=$PEERS has no bin/python3" >&2; exit 1; }
+else
+  PYTHON=/usr/bin/python3
+fi
+BUILD="${BUILD:-build}"
+BENCH="${BENCH:-$BUILD/bin/saga-bench-suite}"
 MODEL=bench/models/gat64.saga
-RESULTS=bench/results
+RESULTS="${RESULTS:-bench/results}"
 mkdir -p "$RESULTS"
 
 if [ -z "${SAGA_NO_BUILD:-}" ]; then
-  flock /tmp/saga-build.lock ninja -C build -j2 saga-bench-suite >/dev/null
+  flock /tmp/saga-build.lock ninja -C "$BUILD" -j2 saga-bench-suite >/dev/null
 fi
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX
@@ -154,7 +165,10 @@ if [ -n "$pyg_scale" ]; then
       bench/gat_baseline.py "$DATA" --threads "$THREADS" --epochs "$EPOCHS" \
       --memory-limit-gib "$PYG_MEMORY_GIB" 2>&1 | tee -a "$LOG" ||
     status=$?
-  if [ "$status" -ne 0 ]; then
+  if [ "$status" = 77 ]; then
+    echo "# pytorch-pyg-style skipped: torch is not installed for $PYTHON" |
+      tee -a "$LOG"
+  elif [ "$status" -ne 0 ]; then
     echo "FAILED scale=$pyg_scale system=pytorch-pyg-style status=$status" \
          "(3: skipped, would not fit; 137: killed for memory)" | tee -a "$LOG"
   fi
@@ -198,7 +212,8 @@ for t in table:
         if ok else "")
     t["plan_peak_ratio_over_fused"] = (
         f"{float(t['plan_peak_mib']) / float(fused['plan_peak_mib']):.2f}"
-        if ok and t["plan_peak_mib"] else "")
+        if ok and t["plan_peak_mib"] and float(fused["plan_peak_mib"])
+        else "")
     t["time_ratio_over_fused"] = (
         f"{float(t['epoch_ms']) / float(fused['epoch_ms']):.2f}" if ok else "")
 with open(out, "w", newline="") as f:
@@ -237,3 +252,7 @@ print("\npeak: the whole process (ru_maxrss); base: resident before the first "
       "the graph, inputs or parameters).")
 print(f"wrote {out} and {log}")
 EOF
+if [ "${STRICT:-0}" = 1 ] && grep -q '^FAILED ' "$LOG"; then
+  echo "fusion.sh: a run failed (STRICT=1)" >&2
+  exit 1
+fi

@@ -50,7 +50,10 @@ peak and exits (a `RESULT ... ms=skipped` line, status 3) when the estimate
 exceeds --memory-limit-gib or 90 % of MemAvailable; bench/fusion.sh uses
 --estimate to pick the largest scale that fits.
 
-Needs Debian's python3-torch and python3-numpy; run it with /usr/bin/python3.
+Needs torch and numpy: Debian's python3-torch and python3-numpy with
+/usr/bin/python3, or a peers venv (bench/fusion.sh's PEERS). The dump is
+read and its shapes checked with NumPy first; without torch the script
+then says so and exits 77 (skipped, bench/peers.py).
 """
 import argparse
 import json
@@ -81,11 +84,58 @@ if len(sys.argv) == 4 and sys.argv[1] == "--estimate":
     sys.exit(0)
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
 import warnings  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peers  # noqa: E402
+
+torch = F = None  # imported by main() once the dump is read and checked
 warnings.filterwarnings("ignore", message=".*scatter_reduce.*is in beta.*")
+
+NAMES = [f"GATConv#{layer}.{p}" for layer in (0, 1)
+         for p in ("W", "as", "ad", "b")]
+
+
+def read_dump(directory):
+    """meta.json and the arrays of the dump, NumPy only, shapes checked:
+    edges (int32), features [V, F], labels [V], and per GATConv W [in,
+    heads, out], as and ad [heads, out], b [heads * out], chained."""
+    def fail(what):
+        sys.exit(f"gat_baseline.py: {directory}: {what}")
+    with open(os.path.join(directory, "meta.json")) as f:
+        meta = json.load(f)
+    n = int(meta["num_vertices"])
+    src = np.load(os.path.join(directory, "src.npy"))
+    dst = np.load(os.path.join(directory, "dst.npy"))
+    x = np.load(os.path.join(directory, "features.npy"))
+    labels = np.load(os.path.join(directory, "labels.npy"))
+    if not all(k in meta["params"] for k in NAMES):
+        fail(f"meta.json's params lack one of {NAMES}")
+    params = [np.load(os.path.join(directory, meta["params"][k]))
+              for k in NAMES]
+    if src.dtype != np.int32 or src.shape != dst.shape or src.ndim != 1:
+        fail(f"edges: src {src.dtype}{list(src.shape)}, dst "
+             f"{dst.dtype}{list(dst.shape)}")
+    if len(src) and (min(src.min(), dst.min()) < 0 or
+                     max(src.max(), dst.max()) >= n):
+        fail(f"edge endpoints outside 0..{n - 1}")
+    if x.ndim != 2 or x.shape[0] != n or labels.shape != (n,):
+        fail(f"features {list(x.shape)} and labels {list(labels.shape)} "
+             f"for {n} vertices")
+    width = x.shape[1]
+    for layer in (0, 1):
+        W, a_s, a_d, b = params[4 * layer:4 * layer + 4]
+        if not (W.ndim == 3 and W.shape[0] == width and
+                a_s.shape == W.shape[1:] and a_d.shape == W.shape[1:] and
+                b.shape == (W.shape[1] * W.shape[2],)):
+            fail(f"GATConv#{layer}: W {list(W.shape)}, as "
+                 f"{list(a_s.shape)}, ad {list(a_d.shape)}, b "
+                 f"{list(b.shape)} for input width {width}")
+        width = b.shape[0]
+    print(f"read      {directory}: {n} vertices, {len(src)} edges, "
+          f"features [{n}, {x.shape[1]}], GAT {x.shape[1]}-"
+          f"{params[3].shape[0]}-{width}", flush=True)
+    return meta, src, dst, x, labels, params
 
 
 def progress(message):
@@ -160,21 +210,21 @@ def run(args):
         result(**common, threads=args.threads, ms="skipped")
         sys.exit(3)
 
-    progress("loading the graph, features, labels and Saga's parameters")
+    meta, src, dst, x, labels, params = read_dump(args.dir)
+    global torch, F
+    torch = peers.need("torch", "pytorch-pyg-style")
+    F = torch.nn.functional
+    torch.set_num_threads(args.threads)
+    print(f"torch     {torch.__version__}, {torch.get_num_threads()} threads",
+          flush=True)
+    progress("the graph, features, labels and Saga's parameters as tensors")
     loops = torch.arange(n, dtype=torch.int64)
-    src = torch.cat([torch.from_numpy(
-        np.load(os.path.join(args.dir, "src.npy"))).long(), loops])
-    dst = torch.cat([torch.from_numpy(
-        np.load(os.path.join(args.dir, "dst.npy"))).long(), loops])
+    src = torch.cat([torch.from_numpy(src).long(), loops])
+    dst = torch.cat([torch.from_numpy(dst).long(), loops])
     del loops
-    x = torch.from_numpy(np.load(os.path.join(args.dir, "features.npy")))
-    labels = torch.from_numpy(
-        np.load(os.path.join(args.dir, "labels.npy"))).long()
-    names = [f"GATConv#{layer}.{p}" for layer in (0, 1)
-             for p in ("W", "as", "ad", "b")]
-    params = [torch.from_numpy(
-        np.load(os.path.join(args.dir, meta["params"][name]))
-    ).requires_grad_() for name in names]
+    x = torch.from_numpy(x)
+    labels = torch.from_numpy(labels).long()
+    params = [torch.from_numpy(p).requires_grad_() for p in params]
     layer0, layer1 = params[:4], params[4:]
 
     def forward(training):
@@ -259,9 +309,6 @@ def main():
                         help="largest allowed |initial loss - Saga's| "
                              "(default 1e-4)")
     args = parser.parse_args()
-    torch.set_num_threads(args.threads)
-    print(f"torch     {torch.__version__}, {torch.get_num_threads()} threads",
-          flush=True)
     run(args)
 
 

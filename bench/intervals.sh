@@ -16,7 +16,9 @@
 # bench/results/intervals.csv and intervals.log. Settings: THREADS (2),
 # REPEAT (timed runs, 5), SWEEP ("2 4 8 16 32"), BUILD (build), CEILING
 # (1: also run bench/agg_ceiling.cpp, the best any chunked kernel does on
-# the dense graph without Saga; 0: skip it).
+# the dense graph without Saga; 0: skip it), DENSE ("19 64") and SPARSE
+# ("20 16": scale and edge factor of each graph), RESULTS (bench/results),
+# SAGA_NO_BUILD (set: use $BUILD's saga-bench-suite as it is).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -24,6 +26,8 @@ THREADS="${THREADS:-2}"
 REPEAT="${REPEAT:-5}"
 SWEEP="${SWEEP:-2 4 8 16 32}"
 BUILD="${BUILD:-build}"
+DENSE="${DENSE:-19 64}"
+SPARSE="${SPARSE:-20 16}"
 RESULTS="${RESULTS:-bench/results}"
 mkdir -p "$RESULTS"
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo; then
@@ -52,14 +56,17 @@ run() { # name scale edge_factor intervals
 }
 
 printf '%-8s %-22s %10s %8s %8s\n' graph "source intervals" "ms" "used" speedup
-for g in "dense 19 64" "sparse 20 16"; do
+for g in "dense $DENSE" "sparse $SPARSE"; do
   set -- $g
   read -r base _ < <(run "$1" "$2" "$3" 1)
+  [ -n "$base" ] || { echo "intervals.sh: $g failed; see $LOG" >&2; exit 1; }
   printf '%-8s %-22s %10.1f %8s %8s\n' "$1" "off (1)" "$base" 1 "1.00x"
   list="0"
   [ "$1" = dense ] && list="0 $SWEEP"
   for p in $list; do
     read -r ms used < <(run "$1" "$2" "$3" "$p")
+    [ -n "$ms" ] ||
+      { echo "intervals.sh: $g at $p intervals failed; see $LOG" >&2; exit 1; }
     label="$p"; [ "$p" = 0 ] && label="auto (cache-sized)"
     printf '%-8s %-22s %10.1f %8s %7.2fx\n' "$1" "$label" "$ms" "$used" \
       "$(echo "$base / $ms" | bc -l)"
@@ -72,7 +79,8 @@ done | tee -a "$LOG"
 if [ "${CEILING:-1}" != 0 ]; then
   DUMP="$(mktemp -d "${TMPDIR:-/tmp}/saga-agg-ceiling.XXXXXX")"
   trap 'rm -rf "$DUMP"' EXIT
-  "$BENCH" agg --scale 19 --edge-factor 64 --widths 64 --threads "$THREADS" \
+  set -- $DENSE
+  "$BENCH" agg --scale "$1" --edge-factor "$2" --widths 64 --threads "$THREADS" \
     --repeat 1 --source-intervals 1 --dump "$DUMP" 2>>"$LOG" |
     grep '^RESULT' >> "$LOG" ||
     { echo "intervals.sh: the dump run failed; see $LOG" >&2; exit 1; }

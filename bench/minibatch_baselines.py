@@ -7,7 +7,7 @@ Usage:
                          [--batch-size B] [--fanout 10,25]
 
 Reads the graph (in-edge CSR), features, labels and training split of FILE
-(ooc_baselines.load_for_torch), then trains the GraphSAGE-mean of
+(ooc_baselines.read_sgf), then trains the GraphSAGE-mean of
 bench/models/sage64.saga (64 -> 64 -> classes, ReLU, dropout 0.5 between
 the layers, a self and a neighbour weight per layer, cross-entropy, Adam
 lr 0.01) on sampled mini-batches of the training vertices, shuffled:
@@ -19,10 +19,14 @@ lr 0.01) on sampled mini-batches of the training vertices, shuffled:
 
 The fan-outs are per layer, input layer first, as sagac's --fanout. Each
 epoch prints a RESULT line with its training time (sampling, gathering,
-forward, backward and the optimiser; no evaluation).
+forward, backward and the optimiser; no evaluation). A peer whose library
+(torch, dgl, torch_geometric with pyg-lib or torch-sparse) is not
+installed is skipped after the file is read: one line says so and the exit
+status is 77 (bench/peers.py).
 """
 
 import argparse
+import importlib.util
 import os
 import sys
 import time
@@ -30,7 +34,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from ooc_baselines import dgl_graph, load_for_torch  # noqa: E402
+from ooc_baselines import SgfError, as_torch, dgl_graph, read_sgf  # noqa: E402
+from peers import need, need_spec, skip  # noqa: E402
+
+os.environ.setdefault("DGLBACKEND", "pytorch")
 
 
 def main():
@@ -44,14 +51,27 @@ def main():
     a = p.parse_args()
     fanouts = [int(f) for f in a.fanout.split(",")]
     start = time.time()
+    try:
+        data = read_sgf(a.file, start)
+    except SgfError as err:
+        sys.exit(f"minibatch_baselines.py: {err}")
+    # Whether the peer can run at all, before torch's seconds of loading.
+    if a.system == "dgl":
+        need_spec("dgl", "dgl")
+    else:
+        need_spec("torch_geometric", "pyg")
+        if not any(importlib.util.find_spec(m)
+                   for m in ("pyg_lib", "torch_sparse")):
+            skip("pyg", "NeighborLoader needs pyg-lib or torch-sparse, and "
+                        f"neither is installed for {sys.executable}")
+    v, e, classes, indptr, indices, x, y, train = as_torch(
+        data, a.threads, start, a.system)
     import torch
     import torch.nn.functional as F
-    v, e, classes, indptr, indices, x, y, train = load_for_torch(
-        a.file, a.threads, start, a.system)
     hidden = 64
 
     if a.system == "dgl":
-        import dgl
+        dgl = need("dgl", "dgl")
         from dgl.nn import SAGEConv
         g = dgl_graph(v, indptr, indices)
         convs = torch.nn.ModuleList([SAGEConv(x.shape[1], hidden, "mean"),

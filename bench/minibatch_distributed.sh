@@ -13,7 +13,8 @@
 #
 #   bench/minibatch_distributed.sh [WORKDIR]   (default /work/dist;
 #       RATE=1gbit, SCALE=20, EPOCHS=3, HOSTS=4,
-#       SETTINGS="0 0.25,16,0.005 ..." as f,Delta,alpha)
+#       SETTINGS="0 0.25,16,0.005 ..." as f,Delta,alpha; BUILD=build;
+#       SAGA_NETNS_PREFIX: the hosts' names, bench/netns/hosts.sh)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/work/dist}
@@ -21,10 +22,12 @@ scale=${SCALE:-20}
 rate=${RATE:-1gbit}
 epochs=${EPOCHS:-3}
 hosts=${HOSTS:-4}
-bin=$here/build/bin
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
+bin=$build/bin
 settings=${SETTINGS:-"0 0.25,16,0.005 0.25,16,0.05 0.25,32,0.005 0.25,32,0.05 0.5,16,0.005 0.5,16,0.05 0.5,32,0.005 0.5,32,0.05 1.0,16,0.005 1.0,16,0.05 1.0,32,0.005 1.0,32,0.05"}
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores, $hosts hosts at $rate"
-file=$("$here/bench/rmat_sgf.sh" "$scale" "$work")
+file=$(BUILD=$build "$here/bench/rmat_sgf.sh" "$scale" "$work")
 export SAGA_NETNS_STATE=$work/netns
 trap '"$here/bench/netns/hosts.sh" down' EXIT
 "$here/bench/netns/hosts.sh" up "$hosts" "$rate"

@@ -10,7 +10,9 @@
 #
 #   bench/motion.sh                 # SCALE=14 EDGE_FACTOR=16 EPOCHS=2 THREADS=2
 #
-# Writes bench/results/motion.csv and bench/results/motion.log.
+# Writes bench/results/motion.csv and bench/results/motion.log (RESULTS:
+# another folder). BUILD: the build folder (build); SAGA_NO_BUILD (set:
+# use its saga-bench-suite as it is).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -18,11 +20,12 @@ SCALE="${SCALE:-14}"
 EDGE_FACTOR="${EDGE_FACTOR:-16}"
 EPOCHS="${EPOCHS:-2}"
 THREADS="${THREADS:-2}"
-BENCH=build/bin/saga-bench-suite
-RESULTS=bench/results
+BUILD="${BUILD:-build}"
+BENCH="$BUILD/bin/saga-bench-suite"
+RESULTS="${RESULTS:-bench/results}"
 mkdir -p "$RESULTS"
 [ -n "${SAGA_NO_BUILD:-}" ] ||
-  flock /tmp/saga-build.lock ninja -C build -j2 saga-bench-suite >/dev/null
+  flock /tmp/saga-build.lock ninja -C "$BUILD" -j2 saga-bench-suite >/dev/null
 if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo; then
   export OPENBLAS_CORETYPE=SkylakeX
 fi

@@ -7,27 +7,36 @@
 # alternating rounds so that the VM's drift hits every setting alike.
 #
 #   bench/outofcore_ram.sh [ROUNDS]     (default 2; EPOCHS, default 4;
-#                                        SETTINGS, default "0 8 8w 8o 4 2")
+#                                        SETTINGS, default "0 8 8w 8o 4 2";
+#                                        SCALE, default 20; BUILD, build)
 #
 # Prints each run's summary, breakdown and RESULT line, then per setting
-# the median of its rounds' epoch medians and its ratio to in memory.
+# the median of its rounds' epoch medians and its ratio to in memory. A
+# run that fails stops the script with its output (8x needs scale 12 or
+# more: a smaller graph's budget is below one chunk).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 rounds=${1:-2}
 epochs=${EPOCHS:-4}
-bin=$here/build/bin/saga-bench-suite
+scale=${SCALE:-20}
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
+bin=$build/bin/saga-bench-suite
 out=$(mktemp)
-trap 'rm -f "$out"' EXIT
+run=$(mktemp)
+trap 'rm -f "$out" "$run"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
 r=1
 while [ "$r" -le "$rounds" ]; do
   for x in ${SETTINGS:-0 8 8w 8o 4 2}; do
     echo "## round $r, oversubscription ${x}x (0: in memory; w: whole pieces; o: op-major)"
-    set -- train --scale 20 --threads 2 --epochs "$epochs"
+    set -- train --scale "$scale" --threads 2 --epochs "$epochs"
     n=${x%[wo]}
     [ "$x" = 0 ] || set -- "$@" --oversubscribe "$n"
     case $x in *w) set -- "$@" --no-selective ;; *o) set -- "$@" --op-major ;; esac
-    "$bin" "$@" | grep -v '^progress  epoch' | tee -a "$out" |
+    "$bin" "$@" > "$run" 2>&1 || {
+      cat "$run"; echo "outofcore_ram.sh: setting $x failed" >&2; exit 1; }
+    grep -v '^progress  epoch' "$run" | tee -a "$out" |
       grep -E '^(train|breakdown|progress  out of core|RESULT)' | tail -40
     echo "x=$x $(grep '^RESULT' "$out" | tail -1)" >> "$out.x"
   done

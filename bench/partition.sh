@@ -9,10 +9,18 @@
 # bench/results/rmat20-gcn64.cost (usable with sagac train --partition roc
 # --cost-model).
 #
-#   bench/partition.sh          (SCALE=20, PARTS=4, REPEATS=5)
+#   bench/partition.sh          (SCALE=20, PARTS=4, REPEATS=5, SAMPLES=24,
+#                                HOLDOUT=8, BUILD=build, RESULTS=bench/results:
+#                                where the cost model goes)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
+results=${RESULTS:-bench/results}
+case $results in /*) ;; *) results=$here/$results ;; esac
+mkdir -p "$results"
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
-OPENBLAS_NUM_THREADS=1 "$here/build/bin/saga-bench-partition" \
-  --scale "${SCALE:-20}" --partitions "${PARTS:-4}" --samples 24 --holdout 8 \
-  --repeats "${REPEATS:-5}" --cost-model-out "$here/bench/results/rmat${SCALE:-20}-gcn64.cost"
+OPENBLAS_NUM_THREADS=1 "$build/bin/saga-bench-partition" \
+  --scale "${SCALE:-20}" --partitions "${PARTS:-4}" --samples "${SAMPLES:-24}" \
+  --holdout "${HOLDOUT:-8}" --repeats "${REPEATS:-5}" \
+  --cost-model-out "$results/rmat${SCALE:-20}-gcn64.cost"

@@ -7,22 +7,25 @@
 # time of each (training step and evaluation) and their ratio.
 #
 #   bench/python_epoch.sh [WORKDIR]   (default /work/dist; SCALE=20,
-#                                      EPOCHS=5, THREADS=2)
+#                                      EPOCHS=5, THREADS=2, BUILD=build:
+#                                      its bin/sagac and python/ package)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/work/dist}
 scale=${SCALE:-20}
 epochs=${EPOCHS:-5}
 threads=${THREADS:-2}
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) commit $(git -C "$here" rev-parse --short HEAD), $(nproc) cores"
-file=$("$here/bench/rmat_sgf.sh" "$scale" "$work")
+file=$(BUILD=$build "$here/bench/rmat_sgf.sh" "$scale" "$work")
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "## sagac train"
-OPENBLAS_NUM_THREADS=1 "$here/build/bin/sagac" train "$here/bench/models/gcn64.saga" \
+OPENBLAS_NUM_THREADS=1 "$build/bin/sagac" train "$here/bench/models/gcn64.saga" \
   --data "$file" --no-normalize --reorder=none --epochs "$epochs" \
   --threads "$threads" --log "$work/python-epoch-sagac.jsonl" | grep -E '^(epoch|final)'
 echo "## python: saga.Model.fit"
-OPENBLAS_NUM_THREADS=1 PYTHONPATH="$here/build/python" /usr/bin/python3 - "$file" "$here/bench/models/gcn64.saga" "$epochs" "$threads" "$work/python-epoch-python.jsonl" <<'PY'
+OPENBLAS_NUM_THREADS=1 PYTHONPATH="$build/python" /usr/bin/python3 - "$file" "$here/bench/models/gcn64.saga" "$epochs" "$threads" "$work/python-epoch-python.jsonl" <<'PY'
 import sys
 import saga
 path, model_file, epochs, threads, log = sys.argv[1:6]

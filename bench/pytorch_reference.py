@@ -30,16 +30,24 @@ accuracies. Prints the mean and median epoch time and the test accuracy of
 the model after the last epoch; the last line, `RESULT key=value ...`, is
 for bench/epoch.sh.
 
-Needs Debian's python3-torch and python3-numpy; run it with /usr/bin/python3.
+Needs torch and numpy: Debian's python3-torch and python3-numpy with
+/usr/bin/python3, or a peers venv (bench/epoch.sh's PEERS). The data is
+read and checked with NumPy first; without torch the script then says so
+and exits 77 (skipped, bench/peers.py).
 """
 import argparse
 import json
 import os
 import statistics
+import sys
 import time
 
 import numpy as np
-import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import need  # noqa: E402
+
+torch = None  # imported by main() once the data is read and checked
 
 
 def read_ints(path):
@@ -62,6 +70,24 @@ def load_planetoid(directory):
     labels = read_ints(os.path.join(directory, "labels.txt"))
     split = {name: read_ints(os.path.join(directory, name + ".txt"))
              for name in ("train", "val", "test")}
+    nc = int(meta["num_classes"])
+
+    def check(ok, what):
+        if not ok:
+            sys.exit(f"pytorch_reference.py: {directory}: {what}")
+    check(edges.shape[1] == 2 and (len(edges) == 0 or (
+        edges.min() >= 0 and edges.max() < n)),
+        f"edges.txt: {edges.shape} endpoints outside 0..{n - 1}")
+    check(labels.shape == (n,) and labels.min() >= 0 and labels.max() < nc,
+          f"labels.txt: {labels.shape[0]} labels for {n} nodes, classes "
+          f"{labels.min()}..{labels.max()} of {nc}")
+    check(all(len(v) == 0 or (v.min() >= 0 and v.max() < n)
+              for v in split.values()), "a split names a node outside "
+          f"0..{n - 1}")
+    print(f"read      {directory}: {n} nodes, {len(edges)} edges, {nf} "
+          f"features ({len(feats)} nonzero), {nc} classes, "
+          + ", ".join(f"{len(v)} {k}" for k, v in split.items()),
+          flush=True)
     return meta, n, edges, x, labels, split
 
 
@@ -85,29 +111,34 @@ def row_normalize(x):
     return x / s
 
 
-class GCN(torch.nn.Module):
-    def __init__(self, nfeat, nhid, nclass, dropout):
-        super().__init__()
-        self.w0 = torch.nn.Parameter(torch.empty(nfeat, nhid))
-        self.w1 = torch.nn.Parameter(torch.empty(nhid, nclass))
-        torch.nn.init.xavier_uniform_(self.w0)
-        torch.nn.init.xavier_uniform_(self.w1)
-        self.dropout = dropout
+def gcn_class():
+    """The model, a torch.nn.Module (made here: torch is imported only once
+    the data is read)."""
+    class GCN(torch.nn.Module):
+        def __init__(self, nfeat, nhid, nclass, dropout):
+            super().__init__()
+            self.w0 = torch.nn.Parameter(torch.empty(nfeat, nhid))
+            self.w1 = torch.nn.Parameter(torch.empty(nhid, nclass))
+            torch.nn.init.xavier_uniform_(self.w0)
+            torch.nn.init.xavier_uniform_(self.w1)
+            self.dropout = dropout
 
-    def forward(self, adj, x):
-        if x.is_sparse:
-            if self.training:
-                x = torch.sparse_coo_tensor(
-                    x.indices(),
-                    torch.nn.functional.dropout(x.values(), self.dropout),
-                    x.shape)
-            xw = torch.sparse.mm(x, self.w0)
-        else:
-            x = torch.nn.functional.dropout(x, self.dropout, self.training)
-            xw = x @ self.w0
-        h = torch.relu(torch.sparse.mm(adj, xw))
-        h = torch.nn.functional.dropout(h, self.dropout, self.training)
-        return torch.sparse.mm(adj, h @ self.w1)
+        def forward(self, adj, x):
+            if x.is_sparse:
+                if self.training:
+                    x = torch.sparse_coo_tensor(
+                        x.indices(),
+                        torch.nn.functional.dropout(x.values(), self.dropout),
+                        x.shape)
+                xw = torch.sparse.mm(x, self.w0)
+            else:
+                x = torch.nn.functional.dropout(x, self.dropout,
+                                                self.training)
+                xw = x @ self.w0
+            h = torch.relu(torch.sparse.mm(adj, xw))
+            h = torch.nn.functional.dropout(h, self.dropout, self.training)
+            return torch.sparse.mm(adj, h @ self.w1)
+    return GCN
 
 
 def main():
@@ -125,12 +156,16 @@ def main():
     parser.add_argument("--log", help="write one JSON line per epoch")
     args = parser.parse_args()
 
+    t0 = time.perf_counter()
+    meta, n, edges, x, labels, split = load_planetoid(args.data)
+    reading = time.perf_counter() - t0
+    global torch
+    torch = need("torch", f"pytorch-{args.features}")  # not timed
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     np.random.seed(args.seed)
 
-    t0 = time.perf_counter()
-    meta, n, edges, x, labels, split = load_planetoid(args.data)
+    t0 = time.perf_counter() - reading
     adj = normalized_adjacency(n, edges)
     x = torch.from_numpy(row_normalize(x))
     if args.features == "sparse":
@@ -140,7 +175,7 @@ def main():
     nclass = int(meta["num_classes"])
     load_s = time.perf_counter() - t0
 
-    model = GCN(x.shape[1], args.hidden, nclass, args.dropout)
+    model = gcn_class()(x.shape[1], args.hidden, nclass, args.dropout)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr)
 
     def accuracy(pred, which):

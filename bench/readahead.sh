@@ -8,7 +8,7 @@
 # first) and its ratio to in memory.
 #
 #   bench/readahead.sh [WORKDIR]   (default /work/dist; ROUNDS 2, EPOCHS 4,
-#                                   BUDGET 400M, SCALE 20)
+#                                   BUDGET 400M, SCALE 20, BUILD build)
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-/work/dist}
@@ -16,7 +16,9 @@ rounds=${ROUNDS:-2}
 epochs=${EPOCHS:-4}
 budget=${BUDGET:-400M}
 scale=${SCALE:-20}
-bin=$here/build/bin
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$here/$build ;; esac
+bin=$build/bin
 file=$work/rmat$scale-f64-p16.sgf
 mkdir -p "$work/scratch"
 if [ ! -f "$file" ]; then

@@ -32,7 +32,11 @@
 # STREAM_N (triad elements; default from the LLC), BUILD (build), JOBS (build
 # jobs), BUILD_LOCK (a file to flock around the build), DATA (dumps;
 # $BUILD/bench-suite, ~2.5 GB at scale 20, deleted per scale unless
-# KEEP_DATA=1), RESULTS (bench/results: where suite.csv and suite.log go).
+# KEEP_DATA=1), RESULTS (bench/results: where suite.csv and suite.log go),
+# PEERS (a venv whose bin/python3 runs the baselines), SAGA_NO_BUILD (set:
+# use $BUILD's saga-bench-suite as it is), SAGA_NO_INSTALL (set: never
+# apt-get; without torch the baselines are skipped with a line saying so,
+# after reading Saga's dumps).
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -77,16 +81,19 @@ export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 # --- build -------------------------------------------------------------------
 LOCK=()
 [ -n "${BUILD_LOCK:-}" ] && LOCK=(flock "$BUILD_LOCK")
-if [ ! -f "$BUILD/build.ninja" ]; then
-  "${LOCK[@]}" cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+if [ -z "${SAGA_NO_BUILD:-}" ]; then
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    "${LOCK[@]}" cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release
+  fi
+  "${LOCK[@]}" cmake --build "$BUILD" --target saga-bench-suite \
+    ${JOBS:+-j "$JOBS"}
 fi
-"${LOCK[@]}" cmake --build "$BUILD" --target saga-bench-suite \
-  ${JOBS:+-j "$JOBS"}
 BENCH="$BUILD/bin/saga-bench-suite"
 STREAM="$DATA/stream_triad"
 cc -O3 -march=native -fopenmp bench/stream_triad.c -o "$STREAM"
 
-if [ -z "${PEERS:-}" ] && ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
+if [ -z "${PEERS:-}${SAGA_NO_INSTALL:-}" ] &&
+   ! "$PYTHON" -c 'import torch, numpy' 2>/dev/null; then
   SUDO=""
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get install -y python3-torch python3-numpy python3-scipy
@@ -119,7 +126,10 @@ run() { # label, command...
   echo "== $1 ($(date +%H:%M:%S), load $(cut -d' ' -f1 /proc/loadavg))" |
     tee -a "$LOG"
   shift
-  "${TIME[@]}" "$@" 2>&1 | tee -a "$LOG"
+  local status=0
+  "${TIME[@]}" "$@" 2>&1 | tee -a "$LOG" || status=$?
+  # 77: torch is not installed (its line says so); the rest goes on.
+  [ "$status" = 0 ] || [ "$status" = 77 ] || exit "$status"
 }
 
 run "stream triad" env OMP_NUM_THREADS="$THREADS" "$STREAM" ${STREAM_N:-}

@@ -40,7 +40,10 @@ against Saga's. Each measurement ends in a `RESULT key=value ...` line for
 bench/suite.sh.
 
 Needs torch and numpy: Debian's python3-torch (/usr/bin/python3), or the
-peers' venv (bench/suite.sh's PEERS: torch 2.2 and DGL 2.1 from PyPI).
+peers' venv (bench/suite.sh's PEERS: torch 2.2 and DGL 2.1 from PyPI). The
+dump is read and its shapes checked with NumPy first; without torch the
+script then says so and exits 77 (skipped, bench/peers.py). DGL is
+optional; a DGL that is installed but fails to load is an error.
 """
 import argparse
 import json
@@ -51,7 +54,11 @@ import time
 import warnings
 
 import numpy as np
-import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers import need  # noqa: E402
+
+torch = None  # imported by main() once the dump is read and checked
 
 # Float32 sums of the same terms in another order: the largest difference
 # from Saga's output allowed, as a share of the largest output.
@@ -99,14 +106,72 @@ def csr(n, rows, cols, values):
 
 
 def try_dgl():
+    """dgl, or None (and a line saying so) when it is not installed; a DGL
+    that is installed but fails to load raises."""
     try:
         import dgl  # noqa: F401
         import dgl.function  # noqa: F401
         return dgl
-    except Exception as e:  # ImportError, or a DGL that fails to load
+    except ModuleNotFoundError as e:
+        if e.name is None or e.name.split(".")[0] != "dgl":
+            raise  # DGL is there, something it needs is not
         print(f"dgl       DGL not installed, skipped ({type(e).__name__}: "
               f"{e})")
         return None
+
+
+def check_dump(args):
+    """Reads the dump's index files and checks every array's shape and
+    type with NumPy (the feature files memory-mapped, not loaded)."""
+    def fail(what):
+        sys.exit(f"suite_baselines.py: {args.dir}: {what}")
+
+    def array(name, dtype, shape):
+        path = os.path.join(args.dir, name)
+        if not os.path.exists(path):
+            fail(f"no {name}")
+        a = np.load(path, mmap_mode="r")
+        if a.dtype != dtype or (shape is not None and a.shape != shape):
+            fail(f"{name} is {a.dtype}{list(a.shape)}, expected "
+                 f"{np.dtype(dtype)}{list(shape) if shape else ''}")
+        return a
+    with open(os.path.join(args.dir, "meta.json")) as f:
+        meta = json.load(f)
+    n = int(meta["num_vertices"])
+    src = array("src.npy", np.int32, None)
+    dst = array("dst.npy", np.int32, src.shape)
+    if src.ndim != 1:
+        fail(f"src.npy has shape {list(src.shape)}")
+    if len(src) and (min(src.min(), dst.min()) < 0 or
+                     max(src.max(), dst.max()) >= n):
+        fail(f"edge endpoints outside 0..{n - 1}")
+    what = [f"{n} vertices, {len(src)} edges"]
+    if args.mode == "agg":
+        for width in args.widths:
+            array(f"x{width}.npy", np.float32, (n, width))
+            array(f"out{width}.npy", np.float32, (n, width))
+        what.append(f"x and Saga's out at F={','.join(map(str, args.widths))}")
+    else:
+        x = array("features.npy", np.float32, None)
+        if x.ndim != 2 or x.shape[0] != n:
+            fail(f"features.npy has shape {list(x.shape)}, not [{n}, F]")
+        labels = np.load(os.path.join(args.dir, "labels.npy"))
+        if labels.shape != (n,):
+            fail(f"labels.npy has shape {list(labels.shape)}, not [{n}]")
+        names = ("GCNConv#0.W", "GCNConv#0.b", "GCNConv#1.W", "GCNConv#1.b")
+        if not all(k in meta["params"] for k in names):
+            fail(f"meta.json's params lack one of {names}")
+        w0, b0, w1, b1 = (np.load(os.path.join(args.dir, meta["params"][k]))
+                          for k in names)
+        if not (w0.shape[0] == x.shape[1] and b0.shape == (w0.shape[1],) and
+                w1.shape[0] == w0.shape[1] and b1.shape == (w1.shape[1],) and
+                labels.max() < w1.shape[1]):
+            fail(f"GCN parameters {list(w0.shape)} {list(b0.shape)} "
+                 f"{list(w1.shape)} {list(b1.shape)} do not fit features "
+                 f"[{n}, {x.shape[1]}] and labels up to {labels.max()}")
+        what.append(f"features [{n}, {x.shape[1]}], labels, GCN "
+                    f"{w0.shape[0]}-{w0.shape[1]}-{w1.shape[1]}")
+    print(f"read      {args.dir}: {'; '.join(what)}", flush=True)
 
 
 def result(**fields):
@@ -318,6 +383,9 @@ def main():
                              "messages may take (default 0.6)")
     args = parser.parse_args()
     args.widths = [int(w) for w in args.widths.split(",")]
+    check_dump(args)
+    global torch
+    torch = need("torch", "pytorch")
     torch.set_num_threads(args.threads)
     print(f"torch     {torch.__version__}, {torch.get_num_threads()} threads",
           flush=True)

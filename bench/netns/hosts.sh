@@ -10,13 +10,18 @@
 #   hosts.sh down          kill what runs inside them and delete them all
 #   hosts.sh link H up|down   bring host H's link up or down (fault tests)
 #
+# SAGA_NETNS_PREFIX (default saga) names them: ${PREFIX}H0.., ${PREFIX}BR;
+# another prefix keeps one user's hosts apart from another's (down removes
+# only its own prefix's).
+#
 # mpirun runs inside sagaH0 (run.sh does it): `--mca plm_rsh_agent` is
 # agent.sh, which enters the target host's namespace with its own UTS
 # namespace and hostname (Open MPI's session folders are per hostname).
 set -euo pipefail
 STATE=${SAGA_NETNS_STATE:-/tmp/saga-netns}
+NAME=${SAGA_NETNS_PREFIX:-saga}
 PREFIX=10.77.0
-BR=sagaBR
+BR=${NAME}BR
 
 up() {
   local n=$1 rate=${2:-}
@@ -28,7 +33,7 @@ up() {
   ip -n $BR link set br0 up
   ip -n $BR link set lo up
   for ((i = 0; i < n; i++)); do
-    local h=sagaH$i
+    local h=${NAME}H$i
     ip netns add $h
     ip link add eth0 netns $h type veth peer name p$i netns $BR
     ip -n $BR link set p$i master br0
@@ -47,7 +52,7 @@ up() {
 }
 
 down() {
-  for ns in $(ip netns list | awk '{print $1}' | grep -E '^saga(H[0-9]+|BR)$' || true); do
+  for ns in $(ip netns list | awk '{print $1}' | grep -E "^$NAME(H[0-9]+|BR)\$" || true); do
     # ip netns del does not kill the processes inside.
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
     ip netns del "$ns"
@@ -56,7 +61,7 @@ down() {
 }
 
 link() {
-  local i=${1#sagaH}
+  local i=${1#"$NAME"H}
   ip -n $BR link set p$i "$2"
 }
 

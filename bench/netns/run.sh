@@ -3,12 +3,13 @@
 #   run.sh NP COMMAND...
 # TCP between hosts on the private subnet, one rank per host, keepalives so
 # that a host whose link goes down aborts the job in ~10 s instead of
-# hanging it.
+# hanging it. SAGA_NETNS_PREFIX: as hosts.sh's (default saga).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 STATE=${SAGA_NETNS_STATE:-/tmp/saga-netns}
+H0=${SAGA_NETNS_PREFIX:-saga}H0
 np=$1; shift
-exec ip netns exec sagaH0 unshare --uts sh -c "hostname sagaH0 && exec mpirun \
+exec ip netns exec "$H0" unshare --uts sh -c "hostname $H0 && exec mpirun \
   --allow-run-as-root -np $np --hostfile $STATE/hostfile --map-by node \
   --mca plm_rsh_agent $HERE/agent.sh \
   --mca btl tcp,self --mca btl_tcp_if_include 10.77.0.0/24 \
