@@ -8,7 +8,7 @@
 #ifndef SAGA_BENCH_BENCHCOMMON_H
 #define SAGA_BENCH_BENCHCOMMON_H
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/Numpy.h"
 #include "runtime/Timing.h"
 

@@ -19,7 +19,7 @@
 
 #include "bench/BenchCommon.h"
 #include "runtime/graph/Loaders.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/Synthetic.h"
 
 #include "llvm/Support/FileSystem.h"

@@ -30,7 +30,7 @@
 
 #include "BenchCommon.h"
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/distributed/GraphPart.h"
 #include "runtime/distributed/IsolatedDistribution.h"
 #include "runtime/distributed/Partitioner.h"

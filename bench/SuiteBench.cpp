@@ -49,11 +49,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "bench/BenchCommon.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
+#include "analysis/PlanMemory.h"
 #include "runtime/graph/Reorder.h"
 #include "runtime/graph/Synthetic.h"
 #include "runtime/graph/GraphFile.h"
-#include "runtime/train/Trainer.h"
+#include "api/Trainer.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"

@@ -1,6 +1,6 @@
 //===- SagaModule.cpp - the `saga._saga` Python extension -----------------===//
 //
-// pybind11 bindings of the C++ API (runtime/Model.h, the trainer, the
+// pybind11 bindings of the C++ API (api/Model.h, the trainer, the
 // dataset loaders) for the `saga` package (python/saga/__init__.py, which
 // users import). NumPy inputs of the bound dtype and C order are bound
 // without a copy (the model keeps a reference to the array); others are
@@ -9,11 +9,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
-#include "runtime/sample/MiniBatches.h"
-#include "runtime/train/Trainer.h"
+#include "api/MiniBatches.h"
+#include "api/Trainer.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>

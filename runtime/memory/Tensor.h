@@ -31,7 +31,7 @@ public:
   static void poisonUninitialized(bool on);
   /// `other`'s storage, not owned: valid while `other` lives and keeps
   /// its storage (a whole graph's inputs lent to a model between
-  /// mini-batches, runtime/sample/MiniBatches.h). Copies of it own copies.
+  /// mini-batches, api/MiniBatches.h). Copies of it own copies.
   static Tensor view(const Tensor &other);
   /// Storage the caller owns (4-byte elements, e.g. a NumPy array bound
   /// without a copy): valid while the caller keeps it.

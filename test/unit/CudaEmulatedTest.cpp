@@ -11,7 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "emulator/EmulatedKernelDevice.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include "TestGraphs.h"
 

@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Model.h"
+#include "api/Model.h"
+#include "analysis/PlanMemory.h"
 #include "runtime/exec/cuda/CudaApi.h"
 #include "runtime/exec/cuda/CudaDevice.h"
 #include "runtime/exec/cuda/RuntimeKernels.h"

@@ -17,7 +17,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestRandom.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <gtest/gtest.h>
 

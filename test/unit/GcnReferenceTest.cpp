@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/graph/Loaders.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/Reorder.h"
 
 #include "llvm/Support/MemoryBuffer.h"

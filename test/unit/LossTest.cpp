@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/exec/FastExp.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/Synthetic.h"
 
 #include <gtest/gtest.h>

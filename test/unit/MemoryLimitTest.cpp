@@ -13,7 +13,7 @@
 
 #include "TestGraphs.h"
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/memory/MemoryLimit.h"
 

@@ -9,10 +9,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestData.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/Loaders.h"
-#include "runtime/sample/MiniBatches.h"
-#include "runtime/train/Trainer.h"
+#include "api/MiniBatches.h"
+#include "api/Trainer.h"
 
 #include "llvm/ADT/ScopeExit.h"
 

@@ -9,7 +9,7 @@
 
 #include "ModelReferenceTestUtil.h"
 #include "TestRandom.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -20,7 +20,7 @@
 
 #include "ModelReferenceTestUtil.h"
 #include "TestRandom.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <gtest/gtest.h>
 

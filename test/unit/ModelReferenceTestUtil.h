@@ -11,7 +11,7 @@
 #define SAGA_TEST_UNIT_MODELREFERENCETESTUTIL_H
 
 #include "TestRandom.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -11,7 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Model.h"
+#include "api/Model.h"
+#include "analysis/PlanMemory.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
 

@@ -8,7 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/Model.h"
+#include "api/Model.h"
+#include "analysis/PlanMemory.h"
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Loaders.h"
 #include "support/MemoryPlanner.h"

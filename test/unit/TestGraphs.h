@@ -10,7 +10,7 @@
 #ifndef SAGA_TEST_UNIT_TESTGRAPHS_H
 #define SAGA_TEST_UNIT_TESTGRAPHS_H
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/Loaders.h"
 
 #include "TestRandom.h"

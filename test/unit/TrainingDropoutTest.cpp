@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TrainingTestUtil.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <gtest/gtest.h>
 

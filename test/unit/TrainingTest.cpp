@@ -26,8 +26,8 @@
 
 #include "TrainingTestUtil.h"
 #include "runtime/graph/Loaders.h"
-#include "runtime/Model.h"
-#include "runtime/train/Trainer.h"
+#include "api/Model.h"
+#include "api/Trainer.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #define SAGA_TEST_UNIT_TRAININGTESTUTIL_H
 
 #include "TestRandom.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <gtest/gtest.h>
 

@@ -9,7 +9,7 @@
 #include "TestRandom.h"
 #include "TrainingTestUtil.h"
 #include "runtime/distributed/Partitioner.h"
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <gtest/gtest.h>
 

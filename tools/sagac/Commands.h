@@ -7,8 +7,8 @@
 #include "runtime/graph/Loaders.h"
 #include "runtime/graph/Numpy.h"
 #include "runtime/sample/HaloBuffer.h"
-#include "runtime/sample/MiniBatches.h"
-#include "runtime/train/Trainer.h"
+#include "api/MiniBatches.h"
+#include "api/Trainer.h"
 
 #include <string>
 #include <vector>
@@ -85,7 +85,7 @@ struct TrainCommandOptions {
   std::string saveParams; // write the trained parameters (text) here
   std::string plot;       // the training curves as SVG (Plot.h)
   bool quiet = false;     // no per-epoch lines
-  /// Mini-batch training (runtime/sample/MiniBatches.h): batchSize 0 is
+  /// Mini-batch training (api/MiniBatches.h): batchSize 0 is
   /// full batch; the fan-outs per layer, input layer first.
   MiniBatchOptions batches;
   /// With batches and --partition: MassiveGNN's buffer of remote features.

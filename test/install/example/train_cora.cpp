@@ -1,9 +1,9 @@
 // Trains a .saga model on a dataset with Saga's C++ API, from a project of
 // its own: train_cora MODEL DATA EPOCHS. Prints the final accuracies.
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
-#include "runtime/train/Trainer.h"
+#include "api/Trainer.h"
 
 #include "llvm/Support/raw_ostream.h"
 

@@ -18,10 +18,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SAGA_RUNTIME_SAMPLE_MINIBATCHES_H
-#define SAGA_RUNTIME_SAMPLE_MINIBATCHES_H
+#ifndef SAGA_API_MINIBATCHES_H
+#define SAGA_API_MINIBATCHES_H
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/sample/BatchRows.h"
 #include "runtime/sample/NeighborSampler.h"
@@ -159,4 +159,4 @@ private:
 
 } // namespace saga
 
-#endif // SAGA_RUNTIME_SAMPLE_MINIBATCHES_H
+#endif // SAGA_API_MINIBATCHES_H

@@ -1,6 +1,6 @@
 //===- MiniBatches.cpp - sampled mini-batches bound to a model ------------===//
 
-#include "runtime/sample/MiniBatches.h"
+#include "api/MiniBatches.h"
 #include "runtime/memory/HugePages.h"
 
 #include "runtime/Timing.h"

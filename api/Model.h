@@ -13,12 +13,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SAGA_RUNTIME_MODEL_H
-#define SAGA_RUNTIME_MODEL_H
+#ifndef SAGA_API_MODEL_H
+#define SAGA_API_MODEL_H
 
-#include "runtime/exec/ChunkedExecutor.h"
-#include "analysis/KernelTraffic.h"
-#include "analysis/PlanMemory.h"
+#include "runtime/exec/ChunkedStats.h"
+#include "runtime/exec/Executor.h"
 #include "runtime/graph/Graph.h"
 #include "runtime/memory/Tensor.h"
 
@@ -32,11 +31,19 @@
 #include <string>
 #include <vector>
 
+// No MLIR header: a program built against find_package(Saga) sees LLVM's
+// support headers only (test/install/ checks it).
+namespace mlir {
+class ModuleOp;
+} // namespace mlir
+
 namespace saga {
 
 class Distribution;
 class KernelDevice;
 class ModelOp;
+struct PlanMemory;     // analysis/PlanMemory.h
+struct StepTraffic;    // analysis/KernelTraffic.h
 
 struct CompileOptions {
   /// 0: no optimisation passes; 2: all (GEMM extraction, ...).
@@ -129,7 +136,7 @@ struct ForwardOptions {
   /// whose plan moves the fewest bytes). Same results at any group.
   int64_t chunkGroup = 0;
   /// The graph is a sample of a larger one (a mini-batch,
-  /// runtime/sample/MiniBatches.h): per vertex, the degree `v.deg` reads
+  /// api/MiniBatches.h): per vertex, the degree `v.deg` reads
   /// (the larger graph's in-degree) and the id `v.id` reads. Null: the
   /// graph's own. In memory, on the CPU.
   const std::vector<float> *degrees = nullptr;
@@ -298,4 +305,4 @@ private:
 
 } // namespace saga
 
-#endif // SAGA_RUNTIME_MODEL_H
+#endif // SAGA_API_MODEL_H

@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef SAGA_RUNTIME_TRAINER_H
-#define SAGA_RUNTIME_TRAINER_H
+#ifndef SAGA_API_TRAINER_H
+#define SAGA_API_TRAINER_H
 
-#include "runtime/Model.h"
+#include "api/Model.h"
 
 #include <functional>
 #include <string>
@@ -43,7 +43,7 @@ struct TrainOptions {
   /// and checkpoints (all of them read a checkpoint to resume).
   Distribution *dist = nullptr;
   bool writes = true;
-  /// Mini-batch training (runtime/sample/MiniBatches.h): each epoch's
+  /// Mini-batch training (api/MiniBatches.h): each epoch's
   /// steps run on these sampled batches in turn (the seeds the loss mask,
   /// one optimiser step each; the dropout seed a function of seed, epoch
   /// and batch), evaluation on the whole graph. Null: full batch.
@@ -93,4 +93,4 @@ train(Model &model, const Split &split, const TrainOptions &options,
 
 } // namespace saga
 
-#endif // SAGA_RUNTIME_TRAINER_H
+#endif // SAGA_API_TRAINER_H

@@ -1,10 +1,10 @@
 //===- Trainer.cpp - full-batch training of a compiled model --------------===//
 
-#include "runtime/train/Trainer.h"
+#include "api/Trainer.h"
 
 #include "runtime/train/Checkpoint.h"
 #include "runtime/distributed/Distribution.h"
-#include "runtime/sample/MiniBatches.h"
+#include "api/MiniBatches.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
