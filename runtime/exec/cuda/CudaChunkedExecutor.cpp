@@ -269,11 +269,10 @@ llvm::Expected<CUdeviceptr> CudaChunkedRun::addr(Value v, int64_t j,
     if (auto e = dev.upload(*p, t->f32(), bytes))
       return std::move(e);
   } else if (auto c = v.getDefiningOp<arith::ConstantOp>()) {
-    auto dense = dyn_cast<DenseElementsAttr>(c.getValue());
-    if (!dense || !dense.isSplat() || !isa<FloatType>(dense.getElementType()))
-      return errorAt(c, "only splat float constants are supported");
-    if (auto e = ops.fill(*p, bytes / 4,
-                          float(dense.getSplatValue<APFloat>().convertToDouble())))
+    auto value = splatValue(c);
+    if (!value)
+      return value.takeError();
+    if (auto e = ops.fill(*p, bytes / 4, *value))
       return std::move(e);
   }
   return *p;
