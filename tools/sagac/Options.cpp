@@ -44,20 +44,19 @@ CompileFlags::CompileFlags(Commands &c)
     : outputFile("o", cl::desc("Write the output to <file>"),
                  cl::value_desc("file"), cl::init("-"), cl::cat(c.category)),
       emit("emit", cl::desc("What to produce"), cl::init(Emit::Saga),
-           cl::values(clEnumValN(Emit::Saga, "saga",
-                                 "stage-level saga dialect IR"),
-                      clEnumValN(Emit::Plan, "plan",
-                                 "the execution plan and its loop kernels"),
-                      clEnumValN(Emit::Chunked, "chunked",
-                                 "the plan with its saga.schedule for "
-                                 "--memory-budget and --graph-size"),
-                      clEnumValN(Emit::LLVM, "llvm",
-                                 "the plan with kernels in the LLVM dialect"),
-                      clEnumValN(Emit::Cuda, "cuda",
-                                 "the plan's kernels as CUDA C++"),
-                      clEnumValN(Emit::Ptx, "ptx",
-                                 "the plan's kernels compiled by NVRTC "
-                                 "for --cuda-arch (PTX)")),
+           cl::values(
+               clEnumValN(Emit::Saga, "saga", "stage-level saga dialect IR"),
+               clEnumValN(Emit::Plan, "plan",
+                          "the execution plan and its loop kernels"),
+               clEnumValN(Emit::Chunked, "chunked",
+                          "the plan with its saga.schedule for "
+                          "--memory-budget and --graph-size"),
+               clEnumValN(Emit::LLVM, "llvm",
+                          "the plan with kernels in the LLVM dialect"),
+               clEnumValN(Emit::Cuda, "cuda", "the plan's kernels as CUDA C++"),
+               clEnumValN(Emit::Ptx, "ptx",
+                          "the plan's kernels compiled by NVRTC "
+                          "for --cuda-arch (PTX)")),
            cl::cat(c.category)),
       cudaArch("cuda-arch",
                cl::desc("With --emit=ptx: the GPU architecture, e.g. 80 or "
@@ -112,23 +111,21 @@ DataFlags::DataFlags(Commands &c)
                      "val_idx / test_idx"),
             cl::value_desc("split.npz"), cl::sub(c.run), cl::sub(c.train),
             cl::sub(c.convert)),
-      noNormalize("no-normalize",
-                  cl::desc("Do not row-normalise the features"),
+      noNormalize("no-normalize", cl::desc("Do not row-normalise the features"),
                   cl::init(false), cl::sub(c.run), cl::sub(c.train)),
-      reorder(
-          "reorder",
-          cl::desc("Relabel vertices before building the graph (default: "
-                   "auto)"),
-          cl::init(RunOptions::Reorder::Auto),
-          cl::values(clEnumValN(RunOptions::Reorder::Auto, "auto",
-                                "degree order for graphs of 65536 vertices "
-                                "or more"),
-                     clEnumValN(RunOptions::Reorder::Degree, "degree",
-                                "by decreasing degree: hubs' rows side by "
-                                "side"),
-                     clEnumValN(RunOptions::Reorder::None, "none",
-                                "keep the dataset's ids")),
-          cl::sub(c.run), cl::sub(c.train)) {}
+      reorder("reorder",
+              cl::desc("Relabel vertices before building the graph (default: "
+                       "auto)"),
+              cl::init(RunOptions::Reorder::Auto),
+              cl::values(clEnumValN(RunOptions::Reorder::Auto, "auto",
+                                    "degree order for graphs of 65536 vertices "
+                                    "or more"),
+                         clEnumValN(RunOptions::Reorder::Degree, "degree",
+                                    "by decreasing degree: hubs' rows side by "
+                                    "side"),
+                         clEnumValN(RunOptions::Reorder::None, "none",
+                                    "keep the dataset's ids")),
+              cl::sub(c.run), cl::sub(c.train)) {}
 
 ExecutionFlags::ExecutionFlags(Commands &c)
     : threads("threads", cl::desc("Worker threads (default: all cores)"),
@@ -167,21 +164,19 @@ ForwardFlags::ForwardFlags(Commands &c)
                    "body instead (the value the name holds at the end of the "
                    "model, e.g. h=emb.npy). Repeatable"),
           cl::value_desc("[NAME=]file.npy"), cl::sub(c.run)),
-      repeat("repeat", cl::desc("Forward passes to time (median)"),
-             cl::init(1), cl::sub(c.run)) {}
+      repeat("repeat", cl::desc("Forward passes to time (median)"), cl::init(1),
+             cl::sub(c.run)) {}
 
 TrainingFlags::TrainingFlags(Commands &c)
-    : epochs("epochs", cl::desc("Training epochs (default 200)"),
-             cl::init(200), cl::sub(c.train)),
+    : epochs("epochs", cl::desc("Training epochs (default 200)"), cl::init(200),
+             cl::sub(c.train)),
       learningRate("lr", cl::desc("Learning rate (default 0.01)"),
                    cl::init(0.01), cl::sub(c.train)),
-      optimizer("optimizer", cl::desc("Optimiser"),
-                cl::init(TrainOptions::Adam),
-                cl::values(clEnumValN(TrainOptions::Adam, "adam",
-                                      "Adam (default)"),
-                           clEnumValN(TrainOptions::SGD, "sgd",
-                                      "SGD with momentum")),
-                cl::sub(c.train)),
+      optimizer(
+          "optimizer", cl::desc("Optimiser"), cl::init(TrainOptions::Adam),
+          cl::values(clEnumValN(TrainOptions::Adam, "adam", "Adam (default)"),
+                     clEnumValN(TrainOptions::SGD, "sgd", "SGD with momentum")),
+          cl::sub(c.train)),
       momentum("momentum", cl::desc("SGD momentum (default 0.9)"),
                cl::init(0.9), cl::sub(c.train)),
       patience("patience",
@@ -194,8 +189,8 @@ TrainingFlags::TrainingFlags(Commands &c)
                  cl::desc("Save training state after each epoch "
                           "(atomically)"),
                  cl::value_desc("file"), cl::sub(c.train)),
-      resume("resume", cl::desc("Continue from --checkpoint"),
-             cl::init(false), cl::sub(c.train)),
+      resume("resume", cl::desc("Continue from --checkpoint"), cl::init(false),
+             cl::sub(c.train)),
       saveParams("save-params", cl::desc("Write the trained parameters"),
                  cl::value_desc("file"), cl::sub(c.train)),
       plotFile("plot",
@@ -215,8 +210,7 @@ MiniBatchFlags::MiniBatchFlags(Commands &c)
       fanout("fanout",
              cl::desc("With --batch-size: neighbours sampled per layer, input "
                       "layer first (10,25; -1 takes all)"),
-             cl::CommaSeparated, cl::value_desc("F1,F2,..."),
-             cl::sub(c.train)),
+             cl::CommaSeparated, cl::value_desc("F1,F2,..."), cl::sub(c.train)),
       samplerThreads("sampler-threads",
                      cl::desc("With --batch-size: threads sampling and "
                               "gathering the next batches while one trains "

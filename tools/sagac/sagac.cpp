@@ -9,6 +9,11 @@
 // Diagnostics are printed clang-style: file:line:col, the source line and a
 // caret. The exit status is 1 if any error was reported.
 //
+// main parses the options (Options.h), checks those every command shares
+// (the pipeline, out of core) and hands over to one function per command:
+// compiling here, `run`, `train`, `convert` and `plot` in Commands.h and
+// Plot.h, `train --partition` in DistributedTrain.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Commands.h"
@@ -29,8 +34,10 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include <unistd.h>
 
@@ -38,9 +45,43 @@ using namespace mlir;
 using namespace saga::sagac;
 
 namespace {
-saga::SagaScheduleMemoryOptions scheduleOptions; // set by main
+/// Prints "sagac: error: MESSAGE"; returns the exit status, 1.
+int error(const llvm::Twine &message) {
+  llvm::errs() << "sagac: error: " << message << "\n";
+  return 1;
+}
 
-LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
+/// --emit=cuda|ptx: the plan's kernels as CUDA C++, or compiled to PTX.
+LogicalResult printKernels(ModuleOp module, const CompileFlags &c,
+                           llvm::raw_ostream &os) {
+  auto source = saga::cuda::emitCuda(module);
+  if (!source) {
+    error(llvm::toString(source.takeError()));
+    return failure();
+  }
+  if (c.emit == Emit::Cuda) {
+    os << source->code;
+    return success();
+  }
+  auto nvrtc = saga::cuda::Nvrtc::load();
+  if (!nvrtc) {
+    error(llvm::toString(nvrtc.takeError()));
+    return failure();
+  }
+  auto compiled = (*nvrtc)->compile(source->code, c.cudaArch, false);
+  if (!compiled) {
+    error(llvm::toString(compiled.takeError()));
+    return failure();
+  }
+  os << compiled->ptx;
+  return success();
+}
+
+/// Compiles one input (a file, or a chunk of one with --split-input-file)
+/// and prints what --emit asks for; with a budget, the plan is chunked by
+/// `schedule`.
+LogicalResult compileChunk(const saga::SagaScheduleMemoryOptions &schedule,
+                           std::unique_ptr<llvm::MemoryBuffer> buffer,
                            llvm::raw_ostream &os) {
   const Flags &f = flags();
   llvm::SourceMgr sourceMgr;
@@ -60,50 +101,262 @@ LogicalResult compileChunk(std::unique_ptr<llvm::MemoryBuffer> buffer,
   OwningOpRef<ModuleOp> module = saga::compileSaga(sourceMgr, ctx);
   if (!module)
     return failure();
-  if (f.compile.emit != Emit::Saga) {
+  const Emit emit = f.compile.emit;
+  if (emit != Emit::Saga) {
     PassManager pm(&ctx);
     saga::buildLowerToPlanPipeline(
-        pm, {f.model.optLevel, f.compile.training,
-             std::vector<std::string>(f.model.disabledPasses.begin(),
-                                      f.model.disabledPasses.end())});
+        pm, {f.model.optLevel, f.compile.training, f.model.passesLeftOut()});
     // The chunked plan (for --emit=cuda|ptx too: its kernels, which the
     // schedule's transfers do not change).
-    if (scheduleOptions.budget > 0)
-      pm.addPass(saga::createSagaScheduleMemory(scheduleOptions));
-    if (f.compile.emit == Emit::LLVM)
+    if (schedule.budget > 0)
+      pm.addPass(saga::createSagaScheduleMemory(schedule));
+    if (emit == Emit::LLVM)
       saga::buildKernelToLLVMPipeline(pm);
     if (failed(pm.run(*module)))
       return failure();
   }
-  if (f.compile.emit == Emit::Cuda || f.compile.emit == Emit::Ptx) {
-    auto source = saga::cuda::emitCuda(*module);
-    if (!source) {
-      llvm::errs() << "sagac: error: " << llvm::toString(source.takeError())
-                   << "\n";
-      return failure();
-    }
-    if (f.compile.emit == Emit::Cuda) {
-      os << source->code;
-      return success();
-    }
-    auto nvrtc = saga::cuda::Nvrtc::load();
-    if (!nvrtc) {
-      llvm::errs() << "sagac: error: " << llvm::toString(nvrtc.takeError())
-                   << "\n";
-      return failure();
-    }
-    auto compiled = (*nvrtc)->compile(source->code, f.compile.cudaArch, false);
-    if (!compiled) {
-      llvm::errs() << "sagac: error: " << llvm::toString(compiled.takeError())
-                   << "\n";
-      return failure();
-    }
-    os << compiled->ptx;
-    return success();
-  }
+  if (emit == Emit::Cuda || emit == Emit::Ptx)
+    return printKernels(*module, f.compile, os);
   module->print(os);
   os << "\n";
   return success();
+}
+
+/// The chunked schedule's options from --memory-budget and --graph-size
+/// (a budget of 0: none); false after saying why they do not fit --emit.
+bool chunkedSchedule(int64_t budget,
+                     saga::SagaScheduleMemoryOptions &schedule) {
+  const Flags &f = flags();
+  const Emit emit = f.compile.emit;
+  const std::string &graphSize = f.compile.graphSize;
+  if (emit == Emit::Chunked || ((emit == Emit::Cuda || emit == Emit::Ptx) &&
+                                (!graphSize.empty() || budget != 0))) {
+    long long v = 0, e = -1;
+    char tail = 0;
+    if (budget == 0 || graphSize.empty() ||
+        std::sscanf(graphSize.c_str(), "%lld,%lld%c", &v, &e, &tail) != 2 ||
+        v <= 0 || e < 0) {
+      error("--emit=chunked (and a chunked --emit=cuda|ptx) needs "
+            "--memory-budget SIZE and --graph-size V,E (vertices, edges)");
+      return false;
+    }
+    schedule.budget = budget;
+    schedule.vertices = v;
+    schedule.edges = e;
+    schedule.intervals = f.outOfCore.chunkIntervals;
+  } else if (!graphSize.empty() || budget != 0) {
+    error("compiling, --memory-budget and --graph-size are for "
+          "--emit=chunked|cuda|ptx (run and train take a budget)");
+    return false;
+  }
+  return true;
+}
+
+/// Plain `sagac`: compiles the model (or each chunk of it) to -o.
+int compileCommand(int64_t budget) {
+  const Flags &f = flags();
+  saga::SagaScheduleMemoryOptions schedule;
+  if (!chunkedSchedule(budget, schedule))
+    return 1;
+  std::string message;
+  auto input = openInputFile(f.model.input, &message);
+  if (!input)
+    return error(message);
+  if (f.model.input == "-")
+    input = llvm::MemoryBuffer::getMemBufferCopy(input->getBuffer(), "<stdin>");
+  auto output = openOutputFile(f.compile.outputFile, &message);
+  if (!output)
+    return error(message);
+  auto compile = [&](std::unique_ptr<llvm::MemoryBuffer> buffer,
+                     llvm::raw_ostream &os) {
+    return compileChunk(schedule, std::move(buffer), os);
+  };
+  LogicalResult result =
+      f.compile.splitInputFile
+          ? splitAndProcessBuffer(std::move(input), compile, output->os())
+          : compile(std::move(input), output->os());
+  if (failed(result))
+    return 1;
+  output->keep();
+  return 0;
+}
+
+/// What `run` and `train` share: the model, the data, how they execute
+/// and out of core (`budget` bytes, 0: in memory).
+saga::RunOptions runOptions(int64_t budget) {
+  const Flags &f = flags();
+  const OutOfCoreFlags &ooc = f.outOfCore;
+  saga::RunOptions options;
+  options.memoryBudget = budget;
+  options.scratch = ooc.scratchDir;
+  options.directIO = ooc.directIO;
+  options.chunkReadAhead = ooc.chunkReadAhead;
+  options.selectiveLoading = ooc.selectiveLoading;
+  options.interleaveRows = ooc.interleaveRows;
+  options.intervals = ooc.chunkIntervals;
+  options.printSchedule = ooc.printSchedule;
+  options.kernelTraffic = f.execution.kernelTraffic;
+  options.model = f.model.input;
+  options.data = f.data.data;
+  options.arrays = f.data.arrays();
+  options.format = f.data.format;
+  options.params = f.execution.params;
+  options.threads = std::max(1u, unsigned(f.execution.threads));
+  options.optLevel = f.model.optLevel;
+  options.disabledPasses = f.model.passesLeftOut();
+  options.rowNormalize = !f.data.noNormalize;
+  options.seed = f.execution.seed;
+  options.reorder = f.data.reorder;
+  options.device = f.execution.device;
+  return options;
+}
+
+/// `sagac run`: --output's [NAME=]FILE pairs, then a forward pass.
+int runCommand(int64_t budget) {
+  const Flags &f = flags();
+  saga::RunOptions options = runOptions(budget);
+  options.profile = f.execution.profile;
+  options.repeat = std::max(1u, unsigned(f.forward.repeat));
+  for (const std::string &o : f.forward.outputFiles) {
+    // NAME=FILE when what precedes the first '=' is an identifier.
+    size_t eq = o.find('=');
+    llvm::StringRef name = eq == std::string::npos
+                               ? llvm::StringRef()
+                               : llvm::StringRef(o).take_front(eq);
+    bool identifier =
+        !name.empty() &&
+        (std::isalpha((unsigned char)name[0]) || name[0] == '_') &&
+        llvm::all_of(name, [](char c) {
+          return std::isalnum((unsigned char)c) || c == '_';
+        });
+    if (identifier && eq + 1 == o.size()) {
+      llvm::errs() << "sagac: --output " << o << ": no file after '='\n";
+      return 1;
+    }
+    options.outputs.emplace_back(identifier ? name.str() : "out",
+                                 identifier ? o.substr(eq + 1) : o);
+  }
+  return saga::runForward(options);
+}
+
+/// `sagac train`'s options, from every group but compiling's.
+saga::TrainCommandOptions trainOptions(int64_t budget) {
+  const Flags &f = flags();
+  const TrainingFlags &t = f.training;
+  const DistributedFlags &d = f.distributed;
+  saga::TrainCommandOptions options;
+  options.run = runOptions(budget);
+  options.run.profile = f.execution.profile;
+  options.train.epochs = t.epochs;
+  options.train.learningRate = t.learningRate;
+  options.train.optimizer = t.optimizer;
+  options.train.momentum = t.momentum;
+  options.train.seed = f.execution.seed;
+  options.train.patience = t.patience;
+  options.train.logPath = t.logFile;
+  options.train.checkpointPath = t.checkpoint;
+  options.train.resume = t.resume;
+  options.saveParams = t.saveParams;
+  options.plot = t.plotFile;
+  options.quiet = t.quiet;
+  options.run.partition = d.partition;
+  options.run.costModel = d.costModelFile;
+  options.run.partitionFile = d.partitionFile;
+  options.run.haloOverlap = d.haloOverlap;
+  options.run.refineEvery = d.refineEvery;
+  options.batches.batchSize = f.miniBatch.batchSize;
+  options.batches.fanouts.assign(f.miniBatch.fanout.begin(),
+                                 f.miniBatch.fanout.end());
+  options.batches.samplerThreads = f.miniBatch.samplerThreads;
+  options.buffer.fraction = d.bufferFraction;
+  options.buffer.period = d.bufferPeriod;
+  options.buffer.alpha = d.bufferAlpha;
+  return options;
+}
+
+/// The mini-batch options and MassiveGNN's buffer agree with the rest of
+/// `train`'s; the exit status 1 after saying why not, else 0.
+int checkBatchFlags() {
+  const Flags &f = flags();
+  const MiniBatchFlags &b = f.miniBatch;
+  const DistributedFlags &d = f.distributed;
+  if (b.batchSize == 0 &&
+      (b.fanout.getNumOccurrences() || b.samplerThreads.getNumOccurrences()))
+    return error("--fanout and --sampler-threads need --batch-size");
+  if (b.batchSize < 0)
+    return error("--batch-size must be positive, not " +
+                 llvm::Twine(int64_t(b.batchSize)));
+  if ((d.bufferFraction.getNumOccurrences() ||
+       d.bufferPeriod.getNumOccurrences() ||
+       d.bufferAlpha.getNumOccurrences()) &&
+      (b.batchSize == 0 || d.partition.empty()))
+    return error("--buffer-fraction, --buffer-period and --buffer-alpha need "
+                 "--batch-size and --partition (a buffer of other trainers' "
+                 "features)");
+  if (d.bufferFraction < 0 || d.bufferFraction > 1 || d.bufferPeriod < 1 ||
+      !(d.bufferAlpha > 0 && d.bufferAlpha < 1))
+    return error("the buffer needs 0 <= --buffer-fraction <= 1, "
+                 "--buffer-period >= 1 and 0 < --buffer-alpha < 1");
+  return 0;
+}
+
+/// `sagac train`: in one process, or across MPI ranks with --partition.
+int trainCommand(int64_t budget) {
+  saga::TrainCommandOptions options = trainOptions(budget);
+  if (checkBatchFlags())
+    return 1;
+  const DistributedFlags &d = flags().distributed;
+  if (!d.partition.empty())
+    return saga::runDistributedTrain(options);
+  if (!d.costModelFile.empty() || !d.partitionFile.empty() ||
+      d.haloOverlap.getNumOccurrences() || d.refineEvery.getNumOccurrences())
+    return error("--cost-model, --partition-file, --halo-overlap and "
+                 "--refine-every need --partition");
+  return saga::runTrain(options);
+}
+
+/// -O and --disable-pass name a pipeline; false after saying why not.
+bool checkPipeline(const ModelFlags &m) {
+  if (m.optLevel != 0 && m.optLevel != 2) {
+    error("-O" + llvm::Twine(unsigned(m.optLevel)) +
+          " is not a level; use -O0 or -O2");
+    return false;
+  }
+  if (std::string message;
+      failed(saga::checkPassNames(m.passesLeftOut(), message))) {
+    error(message);
+    return false;
+  }
+  return true;
+}
+
+/// --memory-budget in bytes (0: none) once the out-of-core options agree;
+/// none after saying why they do not.
+std::optional<int64_t> memoryBudget(const OutOfCoreFlags &o) {
+  int64_t budget = 0;
+  if (!o.memoryBudget.empty()) {
+    budget = saga::parseSize(o.memoryBudget);
+    if (budget <= 0) {
+      error("--memory-budget: '" + o.memoryBudget +
+            "' is not a size (e.g. 512M, 4G, 1.5GiB)");
+      return std::nullopt;
+    }
+  }
+  if ((!o.scratchDir.empty() || o.directIO || o.chunkIntervals != 0 ||
+       o.printSchedule || o.chunkReadAhead.getNumOccurrences() ||
+       o.selectiveLoading.getNumOccurrences() ||
+       o.interleaveRows.getNumOccurrences()) &&
+      budget == 0) {
+    error("--scratch, --direct-io, --chunk-intervals, --chunk-read-ahead, "
+          "--selective-loading, --interleave-rows and --print-schedule need "
+          "--memory-budget");
+    return std::nullopt;
+  }
+  if (o.chunkIntervals < 0) {
+    error("--chunk-intervals must be positive");
+    return std::nullopt;
+  }
+  return budget;
 }
 } // namespace
 
@@ -129,202 +382,21 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(
       argc, argv,
       "sagac: compile SAGA-NN models (.saga) to the saga MLIR dialect\n");
-  if (f.model.optLevel != 0 && f.model.optLevel != 2) {
-    llvm::errs() << "sagac: error: -O" << f.model.optLevel
-                 << " is not a level; use -O0 or -O2\n";
+  if (!checkPipeline(f.model))
     return 1;
-  }
-  if (std::string message; failed(saga::checkPassNames(
-          std::vector<std::string>(f.model.disabledPasses.begin(),
-                                   f.model.disabledPasses.end()),
-          message))) {
-    llvm::errs() << "sagac: error: " << message << "\n";
+  std::optional<int64_t> budget = memoryBudget(f.outOfCore);
+  if (!budget)
     return 1;
-  }
-  int64_t budget = 0;
-  if (!f.outOfCore.memoryBudget.empty()) {
-    budget = saga::parseSize(f.outOfCore.memoryBudget);
-    if (budget <= 0) {
-      llvm::errs() << "sagac: error: --memory-budget: '" << f.outOfCore.memoryBudget
-                   << "' is not a size (e.g. 512M, 4G, 1.5GiB)\n";
-      return 1;
-    }
-  }
-  if ((!f.outOfCore.scratchDir.empty() || f.outOfCore.directIO || f.outOfCore.chunkIntervals != 0 ||
-       f.outOfCore.printSchedule || f.outOfCore.chunkReadAhead.getNumOccurrences() ||
-       f.outOfCore.selectiveLoading.getNumOccurrences() ||
-       f.outOfCore.interleaveRows.getNumOccurrences()) &&
-      budget == 0) {
-    llvm::errs() << "sagac: error: --scratch, --direct-io, --chunk-intervals, "
-                    "--chunk-read-ahead, --selective-loading, "
-                    "--interleave-rows and --print-schedule need "
-                    "--memory-budget\n";
-    return 1;
-  }
-  if (f.outOfCore.chunkIntervals < 0) {
-    llvm::errs() << "sagac: error: --chunk-intervals must be positive\n";
-    return 1;
-  }
-  auto runOptions = [&] {
-    saga::RunOptions options;
-    options.memoryBudget = budget;
-    options.scratch = f.outOfCore.scratchDir;
-    options.directIO = f.outOfCore.directIO;
-    options.chunkReadAhead = f.outOfCore.chunkReadAhead;
-    options.selectiveLoading = f.outOfCore.selectiveLoading;
-    options.interleaveRows = f.outOfCore.interleaveRows;
-    options.intervals = f.outOfCore.chunkIntervals;
-    options.printSchedule = f.outOfCore.printSchedule;
-    options.kernelTraffic = f.execution.kernelTraffic;
-    options.model = f.model.input;
-    options.data = f.data.data;
-    options.arrays = {f.data.features, f.data.labels, f.data.split};
-    options.format = f.data.format;
-    options.params = f.execution.params;
-    options.threads = std::max(1u, unsigned(f.execution.threads));
-    options.optLevel = f.model.optLevel;
-    options.disabledPasses.assign(f.model.disabledPasses.begin(), f.model.disabledPasses.end());
-    options.rowNormalize = !f.data.noNormalize;
-    options.seed = f.execution.seed;
-    options.reorder = f.data.reorder;
-    options.device = f.execution.device;
-    return options;
-  };
-  if (f.commands.train) {
-    saga::TrainCommandOptions options;
-    options.run = runOptions();
-    options.run.profile = f.execution.profile;
-    options.train.epochs = f.training.epochs;
-    options.train.learningRate = f.training.learningRate;
-    options.train.optimizer = f.training.optimizer;
-    options.train.momentum = f.training.momentum;
-    options.train.seed = f.execution.seed;
-    options.train.patience = f.training.patience;
-    options.train.logPath = f.training.logFile;
-    options.train.checkpointPath = f.training.checkpoint;
-    options.train.resume = f.training.resume;
-    options.saveParams = f.training.saveParams;
-    options.plot = f.training.plotFile;
-    options.quiet = f.training.quiet;
-    options.run.partition = f.distributed.partition;
-    options.run.costModel = f.distributed.costModelFile;
-    options.run.partitionFile = f.distributed.partitionFile;
-    options.run.haloOverlap = f.distributed.haloOverlap;
-    options.run.refineEvery = f.distributed.refineEvery;
-    options.batches.batchSize = f.miniBatch.batchSize;
-    options.batches.fanouts.assign(f.miniBatch.fanout.begin(), f.miniBatch.fanout.end());
-    options.batches.samplerThreads = f.miniBatch.samplerThreads;
-    if (f.miniBatch.batchSize == 0 && (f.miniBatch.fanout.getNumOccurrences() ||
-                           f.miniBatch.samplerThreads.getNumOccurrences())) {
-      llvm::errs() << "sagac: error: --fanout and --sampler-threads need "
-                      "--batch-size\n";
-      return 1;
-    }
-    if (f.miniBatch.batchSize < 0) {
-      llvm::errs() << "sagac: error: --batch-size must be positive, not "
-                   << f.miniBatch.batchSize << "\n";
-      return 1;
-    }
-    options.buffer.fraction = f.distributed.bufferFraction;
-    options.buffer.period = f.distributed.bufferPeriod;
-    options.buffer.alpha = f.distributed.bufferAlpha;
-    if ((f.distributed.bufferFraction.getNumOccurrences() ||
-         f.distributed.bufferPeriod.getNumOccurrences() ||
-         f.distributed.bufferAlpha.getNumOccurrences()) &&
-        (f.miniBatch.batchSize == 0 || f.distributed.partition.empty())) {
-      llvm::errs() << "sagac: error: --buffer-fraction, --buffer-period and "
-                      "--buffer-alpha need --batch-size and --partition (a "
-                      "buffer of other trainers' features)\n";
-      return 1;
-    }
-    if (f.distributed.bufferFraction < 0 || f.distributed.bufferFraction > 1 || f.distributed.bufferPeriod < 1 ||
-        !(f.distributed.bufferAlpha > 0 && f.distributed.bufferAlpha < 1)) {
-      llvm::errs() << "sagac: error: the buffer needs 0 <= --buffer-fraction "
-                      "<= 1, --buffer-period >= 1 and 0 < --buffer-alpha < 1\n";
-      return 1;
-    }
-    if (!f.distributed.partition.empty())
-      return saga::runDistributedTrain(options);
-    if (!f.distributed.costModelFile.empty() || !f.distributed.partitionFile.empty() ||
-        f.distributed.haloOverlap.getNumOccurrences() || f.distributed.refineEvery.getNumOccurrences()) {
-      llvm::errs() << "sagac: error: --cost-model, --partition-file, "
-                      "--halo-overlap and --refine-every need --partition\n";
-      return 1;
-    }
-    return saga::runTrain(options);
-  }
-  if (f.commands.convert)
-    return saga::runConvert(f.model.input, f.convert.output, f.convert.intervals,
-                            {f.data.features, f.data.labels, f.data.split}, f.data.format);
-  if (f.commands.plot)
+  const Commands &c = f.commands;
+  if (c.train)
+    return trainCommand(*budget);
+  if (c.convert)
+    return saga::runConvert(f.model.input, f.convert.output,
+                            f.convert.intervals, f.data.arrays(),
+                            f.data.format);
+  if (c.plot)
     return saga::runPlot(f.model.input, f.plot.output);
-  if (f.commands.run) {
-    saga::RunOptions options = runOptions();
-    options.profile = f.execution.profile;
-    options.repeat = std::max(1u, unsigned(f.forward.repeat));
-    for (const std::string &o : f.forward.outputFiles) {
-      // NAME=FILE when what precedes the first '=' is an identifier.
-      size_t eq = o.find('=');
-      llvm::StringRef name = eq == std::string::npos
-                                 ? llvm::StringRef()
-                                 : llvm::StringRef(o).take_front(eq);
-      bool identifier =
-          !name.empty() && (std::isalpha((unsigned char)name[0]) || name[0] == '_') &&
-          llvm::all_of(name, [](char c) {
-            return std::isalnum((unsigned char)c) || c == '_';
-          });
-      if (identifier && eq + 1 == o.size()) {
-        llvm::errs() << "sagac: --output " << o << ": no file after '='\n";
-        return 1;
-      }
-      options.outputs.emplace_back(identifier ? name.str() : "out",
-                                   identifier ? o.substr(eq + 1) : o);
-    }
-    return saga::runForward(options);
-  }
-
-  if (f.compile.emit == Emit::Chunked ||
-      ((f.compile.emit == Emit::Cuda || f.compile.emit == Emit::Ptx) &&
-       (!f.compile.graphSize.empty() || budget != 0))) {
-    long long v = 0, e = -1;
-    char tail = 0;
-    if (budget == 0 || f.compile.graphSize.empty() ||
-        std::sscanf(f.compile.graphSize.c_str(), "%lld,%lld%c", &v, &e, &tail) != 2 ||
-        v <= 0 || e < 0) {
-      llvm::errs() << "sagac: error: --emit=chunked (and a chunked "
-                      "--emit=cuda|ptx) needs --memory-budget SIZE "
-                      "and --graph-size V,E (vertices, edges)\n";
-      return 1;
-    }
-    scheduleOptions.budget = budget;
-    scheduleOptions.vertices = v;
-    scheduleOptions.edges = e;
-    scheduleOptions.intervals = f.outOfCore.chunkIntervals;
-  } else if (!f.compile.graphSize.empty() || budget != 0) {
-    llvm::errs() << "sagac: error: compiling, --memory-budget and --graph-size "
-                    "are for --emit=chunked|cuda|ptx (run and train take a "
-                    "budget)\n";
-    return 1;
-  }
-  std::string message;
-  auto input = openInputFile(f.model.input, &message);
-  if (!input) {
-    llvm::errs() << "sagac: error: " << message << "\n";
-    return 1;
-  }
-  if (f.model.input == "-")
-    input = llvm::MemoryBuffer::getMemBufferCopy(input->getBuffer(), "<stdin>");
-  auto output = openOutputFile(f.compile.outputFile, &message);
-  if (!output) {
-    llvm::errs() << "sagac: error: " << message << "\n";
-    return 1;
-  }
-  LogicalResult result =
-      f.compile.splitInputFile ? splitAndProcessBuffer(std::move(input), compileChunk,
-                                             output->os())
-                     : compileChunk(std::move(input), output->os());
-  if (failed(result))
-    return 1;
-  output->keep();
-  return 0;
+  if (c.run)
+    return runCommand(*budget);
+  return compileCommand(*budget);
 }
