@@ -16,6 +16,7 @@
 
 #include "runtime/distributed/GraphPart.h"
 #include "runtime/distributed/MpiDistribution.h"
+#include "runtime/distributed/OnlineRefinement.h"
 #include "runtime/distributed/Partitioner.h"
 #include "runtime/distributed/RemoteFeatures.h"
 #include "runtime/graph/GraphFile.h"
@@ -109,10 +110,6 @@ llvm::Expected<SavedPartitioning> cut(const RunOptions &o, const Graph &g,
   return s;
 }
 
-/// How strongly a refinement keeps the weights it starts from (rows per
-/// feature, against one per sample; Partitioner.h's CostModel::refine).
-constexpr double kCostPriorStrength = 0.1;
-
 /// ROC's cost model at this model's layer widths: --cost-model's weights
 /// (a cost model file, or a parameter file a --partition run saved), else
 /// an unfitted prior, one unit per vertex and per in-edge.
@@ -151,6 +148,23 @@ void broadcast(SavedPartitioning &s, MPI_Comm comm) {
     s.order.oldId[size_t(s.order.newId[v])] = int32_t(v);
 }
 
+/// Every rank's sample of its part's cost, in rank order.
+std::vector<CostModel::Sample> gatherSamples(const CostModel::Sample &mine,
+                                             int ranks, MPI_Comm comm) {
+  constexpr int kRow = kCostFeatures + 1;
+  double row[kRow];
+  std::copy(mine.inputs.begin(), mine.inputs.end(), row);
+  row[kCostFeatures] = mine.seconds;
+  std::vector<double> rows(size_t(kRow * ranks));
+  MPI_Allgather(row, kRow, MPI_DOUBLE, rows.data(), kRow, MPI_DOUBLE, comm);
+  std::vector<CostModel::Sample> samples(static_cast<size_t>(ranks));
+  for (int q = 0; q < ranks; ++q) {
+    std::copy(rows.begin() + q * kRow, rows.begin() + q * kRow + kCostFeatures,
+              samples[size_t(q)].inputs.begin());
+    samples[size_t(q)].seconds = rows[size_t(q * kRow + kCostFeatures)];
+  }
+  return samples;
+}
 
 /// Why the options cannot train across ranks (empty: they can); checked
 /// before MPI starts, so that a mistake is one line, not an MPI abort.
@@ -326,12 +340,12 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   // ROC's model is refined from every rank's measured steps: its part's
   // inputs; rank 0 keeps the whole graph to say what a cut by the refined
   // model would predict.
-  const CostFeatures costInputs = cost.inputs(g, part.begin, part.end);
+  OnlineRefinement refinement(cost, cost.inputs(g, part.begin, part.end),
+                              batched ? 0 : o.refineEvery);
   // Mini-batches sample the whole graph's structure (a batch reaches past
   // the partition's halo); full-graph training needs only its part.
-  const unsigned refineEvery = batched ? 0 : o.refineEvery;
   std::optional<Graph> whole;
-  if (rank == 0 && refineEvery > 0)
+  if (rank == 0 && refinement.every() > 0)
     whole = std::move(g);
   if (!batched)
     g = Graph();
@@ -450,57 +464,29 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
   };
   RemoteFeatureCounters lastRemote; // mini-batches: at the last epoch
   double lastWait = 0, trainSeconds = 0;
-  std::vector<CostModel::Sample> costSamples;
-  double computeSeconds = 0; // this rank's, since the last refinement
-  unsigned epochsMeasured = 0;
   // ROC's online refinement: every --refine-every epochs, each rank's mean
   // compute time per epoch (the epoch less its time in exchanges) is a
   // sample of its part's cost; all ranks fit the same samples the same way.
   auto refine = [&](unsigned epoch) {
-    constexpr int kRow = kCostFeatures + 1;
-    double row[kRow];
-    std::copy(costInputs.begin(), costInputs.end(), row);
-    row[kCostFeatures] = computeSeconds / double(epochsMeasured);
-    std::vector<double> rows(size_t(kRow * ranks));
-    MPI_Allgather(row, kRow, MPI_DOUBLE, rows.data(), kRow, MPI_DOUBLE, comm);
-    std::vector<double> measured, predictedBefore, predicted;
-    for (int q = 0; q < ranks; ++q) {
-      CostModel::Sample sample;
-      std::copy(rows.begin() + q * kRow, rows.begin() + q * kRow + kCostFeatures,
-                sample.inputs.begin());
-      sample.seconds = rows[size_t(q * kRow + kCostFeatures)];
-      measured.push_back(sample.seconds);
-      predictedBefore.push_back(cost.predict(sample.inputs));
-      costSamples.push_back(sample);
-    }
-    double rms = cost.refine(costSamples, kCostPriorStrength);
-    for (int q = 0; q < ranks; ++q)
-      predicted.push_back(cost.predict(costSamples[costSamples.size() - size_t(ranks) + size_t(q)].inputs));
+    Refinement r = refinement.refine(
+        gatherSamples(refinement.sample(), ranks, comm),
+        whole ? &*whole : nullptr, s.parts);
     out << llvm::format("cost model refined at epoch %u from %zu samples: fit "
                         "error %.1f%% RMS; this cut's compute max/mean %.3f "
                         "(predicted %.3f before, %.3f now)",
-                        epoch, costSamples.size(), 100 * rms,
-                        imbalance(measured), imbalance(predictedBefore),
-                        imbalance(predicted));
-    if (whole) {
+                        epoch, r.samples, 100 * r.rms, r.measured,
+                        r.predictedBefore, r.predicted);
+    if (r.recut)
       // How far a cut by the refined model would move the bounds.
-      Partitioning recut = partitionByCost(*whole, ranks, cost);
-      int64_t moved = 0;
-      for (int q = 1; q < ranks; ++q)
-        moved += std::abs(int64_t(recut.bounds[size_t(q)]) -
-                          int64_t(s.parts.bounds[size_t(q)]));
       out << llvm::format("; a cut by it would move %lld vertices (%.1f%%)",
-                          (long long)moved,
-                          100.0 * double(moved) / double(whole->numVertices));
-    }
+                          (long long)r.moved,
+                          100.0 * double(r.moved) / double(whole->numVertices));
     out << "\n";
-    computeSeconds = 0;
-    epochsMeasured = 0;
   };
   auto result = train(m, split, t, [&](const EpochStats &e) {
     ExchangeCounters c = dist.counters();
-    computeSeconds += std::max(0.0, e.seconds - (c.seconds - last.seconds));
-    ++epochsMeasured;
+    const bool refineNow = refinement.measure(
+        e.epoch, std::max(0.0, e.seconds - (c.seconds - last.seconds)));
     if (batches) {
       RemoteFeatureCounters r = remote->counters();
       if (!options.quiet)
@@ -537,7 +523,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
                           (c.seconds - last.seconds) * 1e3,
                           100 * overlapSince(c, last));
     last = c;
-    if (refineEvery > 0 && e.epoch % refineEvery == 0)
+    if (refineNow)
       refine(e.epoch);
     out.flush();
   });
@@ -616,7 +602,7 @@ int saga::runDistributedTrain(const TrainCommandOptions &options) {
     // With ROC's refined model: a later run reads it with --cost-model.
     if (llvm::Error e = saveParamsFile(
             options.saveParams, params,
-            std::string(refineEvery > 0
+            std::string(refinement.every() > 0
                             ? "ROC's cost model, refined from this run's "
                               "steps:\n"
                             : "ROC's cost model of this run:\n") +
