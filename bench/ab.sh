@@ -8,14 +8,16 @@
 #   minibatch  bench/minibatch.sh's Saga run: bench/models/sage64.saga on
 #              R-MAT SCALE (default 20), batch 1024, fan-out 10,25, 1
 #              thread: seconds per epoch (median of EPOCHS)
-# ROUNDS (default 3) rounds, each running A then B (B then A in odd rounds).
-# Prints every run and, per workload, the median of each build and B / A.
+# LOADS (default "epoch minibatch") chooses among them. ROUNDS (default 3) rounds, each running A then B (B then A in odd rounds).
+# Prints every run and, per workload, each build's median and fastest run
+# (the least disturbed by other load) and B / A of both.
 # The graph file is made once, by build A's saga-bench-suite.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
 work=${3:-/tmp/saga-ab}
 rounds=${ROUNDS:-3} scale=${SCALE:-20} epochs=${EPOCHS:-3}
+loads=${LOADS:-epoch minibatch} # the workloads to run
 mkdir -p "$work"
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 for build in "$a" "$b"; do
@@ -43,7 +45,7 @@ for ((r = 0; r < rounds; ++r)); do
   [ $((r % 2)) = 1 ] && order="b a"
   for which in $order; do
     build=$a; [ "$which" = b ] && build=$b
-    for load in epoch minibatch; do
+    for load in $loads; do
       v=$($load "$build")
       [ -n "$v" ] || { echo "$load with $build printed no figure"; exit 1; }
       echo "round $r $load $which $v"
@@ -51,8 +53,11 @@ for ((r = 0; r < rounds; ++r)); do
     done
   done
 done
-for load in epoch minibatch; do
+ratio() { awk -v x="$1" -v y="$2" 'BEGIN {printf "%.3f", x / y}'; }
+for load in $loads; do
   ma=$(echo "${runs[$load.a]}" | tr ' ' '\n' | grep . | median)
   mb=$(echo "${runs[$load.b]}" | tr ' ' '\n' | grep . | median)
-  echo "$load: A median $ma, B median $mb, B / A $(awk -v x="$mb" -v y="$ma" 'BEGIN {printf "%.3f", x / y}')"
+  fa=$(echo "${runs[$load.a]}" | tr ' ' '\n' | grep . | sort -n | head -1)
+  fb=$(echo "${runs[$load.b]}" | tr ' ' '\n' | grep . | sort -n | head -1)
+  echo "$load: median A $ma, B $mb, B / A $(ratio "$mb" "$ma"); fastest A $fa, B $fb, B / A $(ratio "$fb" "$fa")"
 done
