@@ -8,7 +8,8 @@
 #   minibatch  bench/minibatch.sh's Saga run: bench/models/sage64.saga on
 #              R-MAT SCALE (default 20), batch 1024, fan-out 10,25, 1
 #              thread: seconds per epoch (median of EPOCHS)
-# LOADS (default "epoch minibatch") chooses among them. ROUNDS (default 3) rounds, each running A then B (B then A in odd rounds).
+# LOADS (default "epoch minibatch") chooses among them; SCALE, EPOCHS
+# (minibatch) and CORA_EPOCHS (epoch) size them. ROUNDS (default 3) rounds, each running A then B (B then A in odd rounds).
 # Prints every run and, per workload, each build's median and fastest run
 # (the least disturbed by other load) and B / A of both.
 # The graph file is made once, by build A's saga-bench-suite.
@@ -18,6 +19,7 @@ a=$(cd "$1" && pwd) b=$(cd "$2" && pwd)
 work=${3:-/tmp/saga-ab}
 rounds=${ROUNDS:-3} scale=${SCALE:-20} epochs=${EPOCHS:-3}
 loads=${LOADS:-epoch minibatch} # the workloads to run
+cora_epochs=${CORA_EPOCHS:-200}  # epoch's epochs
 mkdir -p "$work"
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 for build in "$a" "$b"; do
@@ -27,7 +29,7 @@ file=$(BUILD=$a "$here/bench/rmat_sgf.sh" "$scale" "$work")
 
 epoch() { # build -> ms per epoch
   OPENBLAS_NUM_THREADS=1 "$1/bin/sagac" train "$here/examples/gcn.saga" \
-    --data "$here/examples/data/cora" --epochs 200 --lr 0.01 --seed 0 \
+    --data "$here/examples/data/cora" --epochs "$cora_epochs" --lr 0.01 --seed 0 \
     --threads 1 --quiet | sed -n 's/.*[( ]\([0-9.]*\) ms\/epoch.*/\1/p' | tail -1
 }
 minibatch() { # build -> median seconds per epoch

@@ -192,6 +192,8 @@ PY
 s_rmat_sgf() { bench/rmat_sgf.sh 8 "$work"; }
 s_accuracy() { EPOCHS=2 bench/accuracy.sh 1; }
 s_epoch() { THREADS=1 EPOCHS=2 REPEAT=1 bench/epoch.sh; }
+# Two builds compared: the same build twice.
+s_ab() { ROUNDS=1 SCALE=8 EPOCHS=1 CORA_EPOCHS=2 bench/ab.sh "$build" "$build" "$work"; }
 s_forward() {
   THREADS=1 SCALE=8 REPEAT_CORA=1 REPEAT_RMAT=1 DATA="$work/forward" \
     bench/forward.sh
@@ -248,7 +250,7 @@ s_minibatch_distributed() {
 # steps spend seconds loading torch).
 lane_a="readers accuracy.sh epoch.sh forward.sh suite.sh fusion.sh
   gen_large_saga.py"
-lane_b="motion.sh intervals.sh partition.sh minibatch.sh python_epoch.sh
+lane_b="ab.sh motion.sh intervals.sh partition.sh minibatch.sh python_epoch.sh
   readahead.sh outofcore_ram.sh outofcore.sh gemm.sh"
 # Random O_DIRECT reads need a file system that takes them (not tmpfs).
 head -c $((4 << 20)) /dev/urandom > "$work/disk.bin"
