@@ -22,7 +22,7 @@
 #
 # An epoch is the same work in both systems: the training step (forward with
 # dropout, loss, backward, Adam step), an inference pass and the
-# train/val/test accuracies (runtime/train/Trainer.cpp); compilation and data
+# train/val/test accuracies (api/Trainer.cpp); compilation and data
 # loading are outside it. Saga's mean is the figure `sagac train` prints;
 # the median comes from its --log.
 #

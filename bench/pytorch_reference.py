@@ -23,7 +23,7 @@ distribution: a dropped zero stays zero) and X @ W0 is torch.sparse.mm.
 Reads the Planetoid text form of examples/data/<name> (meta.txt, edges.txt,
 features.txt, labels.txt, train/val/test.txt; examples/data/README.md).
 
-An epoch is timed as `sagac train` times it (runtime/train/Trainer.cpp): the
+An epoch is timed as `sagac train` times it (api/Trainer.cpp): the
 training step (forward with dropout, loss, backward, Adam), then an
 inference pass (dropout off, no autograd) and the train/val/test
 accuracies. Prints the mean and median epoch time and the test accuracy of
