@@ -66,16 +66,23 @@ llvm::Error ChunkedWalker::compute(int k, Resident &r) {
       continue;
     const int64_t w = width(res), first = lo(step.j),
                   count = hi(step.j) - first;
-    piece.resize(size_t(count * w * 4));
-    if (llvm::Error err = read(res, step.j, r, first * w * 4, count * w * 4,
-                                 piece.data()))
-      return err;
-    chunked::keepRows(outputs, res, g.numVertices, w, first, count,
-                      piece.data(),
+    auto rows = hostBytes(res, step.j, r, first * w * 4, count * w * 4, piece);
+    if (!rows)
+      return rows.takeError();
+    chunked::keepRows(outputs, res, g.numVertices, w, first, count, *rows,
                       ctx.vertexOutputs == Outputs::Argmax &&
                           dtypeOf(res.getType()) == DType::F32);
   }
   return llvm::Error::success();
+}
+
+llvm::Expected<const char *>
+ChunkedWalker::hostBytes(Value v, int64_t j, Resident &r, int64_t offset,
+                         int64_t bytes, std::vector<char> &buffer) {
+  buffer.resize(size_t(bytes));
+  if (llvm::Error e = read(v, j, r, offset, bytes, buffer.data()))
+    return std::move(e);
+  return buffer.data();
 }
 
 llvm::Error ChunkedWalker::dispatch(int k, Resident &r) {

@@ -84,6 +84,12 @@ protected:
   /// from interval j (-1: the whole value) to host memory at `to`.
   virtual llvm::Error read(mlir::Value v, int64_t j, Resident &r,
                            int64_t offset, int64_t bytes, void *to) = 0;
+  /// The same bytes readable on the host: read() into `buffer` here; a
+  /// device whose pieces are host memory points at them instead.
+  virtual llvm::Expected<const char *> hostBytes(mlir::Value v, int64_t j,
+                                                 Resident &r, int64_t offset,
+                                                 int64_t bytes,
+                                                 std::vector<char> &buffer);
   /// Waits for the steps issued so far (a profile times the steps, not
   /// their issue).
   virtual llvm::Error synchronize() { return llvm::Error::success(); }

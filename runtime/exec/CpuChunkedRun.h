@@ -80,6 +80,11 @@ private:
                      int64_t j, Resident &r) override;
   llvm::Error read(Value v, int64_t j, Resident &r, int64_t offset,
                    int64_t bytes, void *to) override;
+  llvm::Expected<const char *> hostBytes(Value v, int64_t j, Resident &r,
+                                         int64_t offset, int64_t,
+                                         std::vector<char> &) override {
+    return addr(v, j, r) + offset; // the piece itself, no copy
+  }
   std::string unsupported() const override {
     return "run under a memory budget";
   }

@@ -68,7 +68,8 @@ llvm::Expected<std::vector<Tensor>> InMemoryWalker::walk(ModelOp model) {
       continue;
     if (auto ret = dyn_cast<ReturnOp>(op))
       return results(ret);
-    auto started = std::chrono::steady_clock::now();
+    auto started = ctx.profile ? std::chrono::steady_clock::now()
+                               : std::chrono::steady_clock::time_point();
     if (llvm::Error e = step(op))
       return std::move(e);
     if (ctx.profile && !isa<ParamOp, ReleaseOp>(op)) {
