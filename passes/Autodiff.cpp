@@ -16,6 +16,8 @@
 //     whose message equals the output, split evenly among ties (as
 //     torch.scatter_reduce's amax/amin); a sum propagation counts those
 //     edges, so no argmax is stored;
+//   - reduce (max, min) inside a body: likewise to the elements equal to
+//     the result, split among ties; concat: each input gets its range;
 //   - linear: two GEMMs (saga.linear_grad_input / _weight);
 //   - cross_entropy, l2 and scalar arithmetic: closed forms.
 // Forward values the backward reads stay alive until their last use (the
@@ -94,6 +96,21 @@ public:
   /// where x and y are equal (or one is NaN, or both the same infinity).
   Value selectEqual(Value x, Value y, Value ifEqual, Value otherwise) {
     return selectPositive(abs(sub(x, y)), otherwise, ifEqual);
+  }
+  Value slice(Value x, int64_t axis, int64_t offset, int64_t size) {
+    SmallVector<int64_t> shape(tensorType(x).getShape());
+    shape[axis] = size;
+    return SliceOp::create(b, loc, RankedTensorType::get(shape, b.getF32Type()),
+                           x, static_cast<uint64_t>(axis),
+                           static_cast<uint64_t>(offset),
+                           static_cast<uint64_t>(size));
+  }
+  /// `x` (the result of reducing `axis` of a value of `shape`) repeated
+  /// along that axis: the adjoint of the reduction's summing.
+  Value expand(Value x, ArrayRef<int64_t> shape, int64_t axis) {
+    SmallVector<int64_t> kept(shape);
+    kept[axis] = 1;
+    return add(constant(shape, 0.0), reshape(x, kept));
   }
   Value matmul(Value x, Value y, ArrayRef<int64_t> shape) {
     return MatmulOp::create(b, loc,
@@ -188,20 +205,44 @@ LogicalResult vjp(ArrayRef<Operation *> ops, OpBuilder &b,
     } else if (isa<ReshapeOp>(op)) {
       accumulate(gb, x(0), gb.reshape(g, shape(0)));
     } else if (auto r = dyn_cast<ReduceOp>(op)) {
-      if (r.getKind() != ReduceKind::sum && r.getKind() != ReduceKind::mean)
-        return op->emitOpError()
-               << "gradient of a " << stringifyReduceKind(r.getKind())
-               << " reduction is not implemented yet";
-      SmallVector<int64_t> kept(shape(0));
       int64_t axis = static_cast<int64_t>(r.getAxis());
       if (axis < 0)
-        axis += kept.size();
-      int64_t len = kept[axis];
-      kept[axis] = 1;
-      Value expanded = gb.add(gb.constant(shape(0), 0.0), gb.reshape(g, kept));
-      if (r.getKind() == ReduceKind::mean)
-        expanded = gb.mul(expanded, gb.constant({}, 1.0 / double(len)));
+        axis += shape(0).size();
+      Value expanded = gb.expand(g, shape(0), axis);
+      switch (r.getKind()) {
+      case ReduceKind::sum:
+        break;
+      case ReduceKind::mean:
+        expanded = gb.mul(expanded,
+                          gb.constant({}, 1.0 / double(shape(0)[axis])));
+        break;
+      case ReduceKind::max:
+      case ReduceKind::min: {
+        // The gradient goes to the elements equal to the result, split
+        // evenly among ties (as the max/min gathers and PyTorch's amax).
+        // max/min return one of their operands, so the winners compare
+        // equal.
+        Value winner = gb.expand(y, shape(0), axis);
+        Value one = gb.constant(shape(0), 1.0);
+        Value zero = gb.constant(shape(0), 0.0);
+        Value ties = gb.reduceSum(gb.selectEqual(x(0), winner, one, zero), axis);
+        Value share = gb.div(expanded, gb.expand(ties, shape(0), axis));
+        expanded = gb.selectEqual(x(0), winner, share, zero);
+        break;
+      }
+      }
       accumulate(gb, x(0), expanded);
+    } else if (auto c = dyn_cast<ConcatOp>(op)) {
+      // Each input's gradient is its own range of the result's.
+      int64_t axis = static_cast<int64_t>(c.getAxis());
+      if (axis < 0)
+        axis += shape(0).size();
+      int64_t offset = 0;
+      for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+        int64_t size = shape(i)[axis];
+        accumulate(gb, x(i), gb.slice(g, axis, offset, size));
+        offset += size;
+      }
     } else if (isa<MatmulOp>(op)) {
       ArrayRef<int64_t> a = shape(0), w = shape(1);
       if (a.size() != 1)

@@ -328,6 +328,56 @@ model M {
   loss = cross_entropy(out, label);
 }
 )"});
+    // max and min reductions over either axis, one through relu (whose
+    // zeros tie exactly: the tied elements share the gradient, which relu
+    // then stops).
+    c.push_back({"reduce_extremum", R"(
+graph {
+  vertex x: f32[4];
+  vertex label: class[3];
+}
+layer R(in: int) {
+  param W: f32[in, 3, 2] = glorot;
+  param P: f32[3, 2] = glorot;
+  apply_vertex(v, a) {
+    z = (v.h + a) @ W;
+    return max(z * P, -1) + min(z, 1) + sum(max(z, 0) * P, 1)
+         + max(relu(z), 1);
+  }
+}
+model M {
+  out = R(4)(x);
+  loss = cross_entropy(out, label);
+}
+)"});
+    // concat inside a body (three inputs, a parameter among them, along
+    // the last axis of [2, n] values) and at the model level (JK-Net's
+    // concatenation of the layers' outputs).
+    c.push_back({"concat", R"(
+graph {
+  vertex x: f32[4];
+  vertex label: class[3];
+}
+layer C(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  param U: f32[in, 2, out] = glorot;
+  param P: f32[2, 1] = glorot;
+  apply_vertex(v, a) {
+    z = concat(v.h @ U, P, tanh(a @ U));
+    return concat(v.h @ W, mean(z, 0));
+  }
+}
+layer Linear(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_vertex(v, a) { return v.h @ W; }
+}
+model M {
+  h1 = C(4, 2)(x);
+  h2 = C(7, 2)(tanh(h1));
+  out = Linear(14, 3)(concat(h1, h2));
+  loss = cross_entropy(out, label);
+}
+)"});
     // reshape and multi-dimensional messages: multi-head values through a
     // mean gather, flattened with reshape.
     c.push_back({"reshape_heads", R"(
