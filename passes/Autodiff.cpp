@@ -222,12 +222,13 @@ LogicalResult vjp(ArrayRef<Operation *> ops, OpBuilder &b,
         // evenly among ties (as the max/min gathers and PyTorch's amax).
         // max/min return one of their operands, so the winners compare
         // equal.
-        Value winner = gb.expand(y, shape(0), axis);
-        Value one = gb.constant(shape(0), 1.0);
+        // |x - result| > 0 fails only at the winners (selectEqual).
+        Value off = gb.abs(gb.sub(x(0), gb.expand(y, shape(0), axis)));
         Value zero = gb.constant(shape(0), 0.0);
-        Value ties = gb.reduceSum(gb.selectEqual(x(0), winner, one, zero), axis);
+        Value ties = gb.reduceSum(
+            gb.selectPositive(off, zero, gb.constant(shape(0), 1.0)), axis);
         Value share = gb.div(expanded, gb.expand(ties, shape(0), axis));
-        expanded = gb.selectEqual(x(0), winner, share, zero);
+        expanded = gb.selectPositive(off, zero, share);
         break;
       }
       }

@@ -196,3 +196,57 @@ saga.model @softmax(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<
   %loss = saga.cross_entropy %o, %l : !saga.vertex<4xf32>, !saga.vertex<i32> -> tensor<f32>
   saga.return %o, %loss : !saga.vertex<4xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests a max reduction's gradient inside a body: the result expanded back
+// along the axis, the elements equal to it (|x - max| not positive)
+// counted, and the upstream gradient split among them; no argmax.
+// CHECK-LABEL: saga.model @maxreduce
+// CHECK:         saga.apply_vertex
+// CHECK:         saga.apply_vertex
+// CHECK:           %[[R:.*]] = saga.reshape %{{.*}} : tensor<4xf32> -> tensor<2x2xf32>
+// CHECK:           %[[M:.*]] = saga.reduce max %[[R]] axis -1 : tensor<2x2xf32> -> tensor<2xf32>
+// CHECK:           %[[G:.*]] = saga.add %{{.*}}, %{{.*}} : tensor<2x2xf32>, tensor<2x1xf32> -> tensor<2x2xf32>
+// CHECK:           saga.reshape %[[M]] : tensor<2xf32> -> tensor<2x1xf32>
+// CHECK:           %[[MX:.*]] = saga.add %{{.*}}, %{{.*}} : tensor<2x2xf32>, tensor<2x1xf32> -> tensor<2x2xf32>
+// CHECK:           %[[D:.*]] = saga.sub %[[R]], %[[MX]]
+// CHECK:           %[[OFF:.*]] = saga.abs %[[D]]
+// CHECK:           %[[EQ:.*]] = saga.select_positive %[[OFF]], %{{.*}}, %{{.*}}
+// CHECK:           saga.reduce sum %[[EQ]] axis 1 : tensor<2x2xf32> -> tensor<2xf32>
+// CHECK:           %[[SHARE:.*]] = saga.div %[[G]], %{{.*}}
+// CHECK:           saga.select_positive %[[OFF]], %{{.*}}, %[[SHARE]]
+saga.model @maxreduce(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<2xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x4xf32>
+  %y = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x4xf32> -> !saga.vertex<4xf32>
+  %a = saga.apply_vertex(%y) : (!saga.vertex<4xf32>) -> !saga.vertex<2xf32> {
+  ^bb0(%t: tensor<4xf32>):
+    %r = saga.reshape %t : tensor<4xf32> -> tensor<2x2xf32>
+    %m = saga.reduce max %r axis -1 : tensor<2x2xf32> -> tensor<2xf32>
+    saga.yield %m : tensor<2xf32>
+  }
+  %loss = saga.cross_entropy %a, %l : !saga.vertex<2xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %a, %loss : !saga.vertex<2xf32>, tensor<f32>
+}
+
+// -----
+
+// Tests concat's gradient: each input gets its own range of the result's
+// gradient, one slice each along the concatenated axis.
+// CHECK-LABEL: saga.model @concat
+// CHECK:         saga.apply_vertex
+// CHECK:           saga.slice %{{.*}} axis 0 offset 0 size 4 : tensor<6xf32> -> tensor<4xf32>
+// CHECK:           saga.slice %{{.*}} axis 0 offset 4 size 2 : tensor<6xf32> -> tensor<2xf32>
+saga.model @concat(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<6xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x4xf32>
+  %U = saga.param "U" glorot : tensor<4x2xf32>
+  %y = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x4xf32> -> !saga.vertex<4xf32>
+  %z = saga.linear %x, %U : !saga.vertex<4xf32>, tensor<4x2xf32> -> !saga.vertex<2xf32>
+  %a = saga.apply_vertex(%y, %z) : (!saga.vertex<4xf32>, !saga.vertex<2xf32>) -> !saga.vertex<6xf32> {
+  ^bb0(%s: tensor<4xf32>, %t: tensor<2xf32>):
+    %c = saga.concat %s, %t axis 0 : tensor<4xf32>, tensor<2xf32> -> tensor<6xf32>
+    saga.yield %c : tensor<6xf32>
+  }
+  %loss = saga.cross_entropy %a, %l : !saga.vertex<6xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %a, %loss : !saga.vertex<6xf32>, tensor<f32>
+}
