@@ -3,7 +3,7 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 
-.PHONY: run test check build deps fuzz test-asan test-tsan gpu-bundle
+.PHONY: run test check build deps fuzz test-asan test-tsan test-sanitizer-tier gpu-bundle
 
 deps:
 	@./scripts/install-deps.sh
@@ -41,3 +41,6 @@ test-asan: deps
 	./scripts/sanitize.sh address
 test-tsan: deps
 	./scripts/sanitize.sh thread
+# The part of test-asan CI runs after `make test` (label sanitizer-tier).
+test-sanitizer-tier: deps
+	./scripts/sanitize.sh address --tier
