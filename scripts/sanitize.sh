@@ -21,7 +21,7 @@
 #     in TSan's history when a report is made, or its stack is lost and no
 #     suppression of Open MPI's frames can match (see tsan.supp).
 #   The tier (--tier, address only; `make test-sanitizer-tier`, which CI
-#     runs after `make test`): lit and the fast dialect, runtime and engine
+#     runs after `make test`): lit and the fast dialect, runtime, engine and CUDA
 #     unit tests (ctest label sanitizer-tier), building only what they need
 #     (target saga-sanitizer-tier).
 # Usage: scripts/sanitize.sh address|thread [--tier] [ctest arguments...]

@@ -43,7 +43,7 @@ const std::vector<int32_t> &CpuChunkedRun::lossPlacesIn(int64_t j) {
 }
 
 void CpuChunkedRun::forLossRows(
-    int64_t j, const int32_t *labels, int64_t c,
+    int64_t j, const int32_t *labels, int64_t c, bool byRow,
     const std::function<void(int32_t, int32_t, std::vector<float> &)> &fn) {
   const std::vector<int32_t> &rows = *lossRowsOnce;
   using Range = std::pair<int64_t, int64_t>;
@@ -52,16 +52,32 @@ void CpuChunkedRun::forLossRows(
       lossAscending ? nullptr : &lossPlacesIn(j);
   const int64_t count = places ? int64_t(places->size()) : last - first;
   constexpr int64_t kBlock = 4096;
-  const int64_t blocks = (count + kBlock - 1) / kBlock;
-  ctx.pool->parallelFor(blocks, [&](int64_t b) {
+  auto place = [&](int64_t k) {
+    return places ? (*places)[size_t(k)] : int32_t(first + k);
+  };
+  auto run = [&](int64_t begin, int64_t end, auto placeAt) {
     std::vector<float> e(static_cast<size_t>(c));
-    const int64_t end = std::min(count, (b + 1) * kBlock);
-    for (int64_t k = b * kBlock; k < end; ++k) {
-      int32_t q = places ? (*places)[size_t(k)] : int32_t(first + k),
-              v = rows[size_t(q)];
+    for (int64_t k = begin; k < end; ++k) {
+      int32_t q = placeAt(k), v = rows[size_t(q)];
       if (labels[v] >= 0 && labels[v] < c)
         fn(q, v, e);
     }
+  };
+  if (byRow) {
+    // Writes into rows: a repeated row's places in one task (rowTasks).
+    std::vector<int32_t> all(static_cast<size_t>(count));
+    for (int64_t k = 0; k < count; ++k)
+      all[size_t(k)] = place(k);
+    const exec::RowTasks tasks = exec::rowTasks(rows, std::move(all), kBlock);
+    ctx.pool->parallelFor(tasks.count(), [&](int64_t t) {
+      run(tasks.bounds[size_t(t)], tasks.bounds[size_t(t) + 1],
+          [&](int64_t k) { return tasks.places[size_t(k)]; });
+    });
+    return;
+  }
+  const int64_t blocks = (count + kBlock - 1) / kBlock;
+  ctx.pool->parallelFor(blocks, [&](int64_t b) {
+    run(b * kBlock, std::min(count, (b + 1) * kBlock), place);
   });
 }
 
@@ -334,7 +350,8 @@ llvm::Error CpuChunkedRun::crossEntropy(CrossEntropyOp ce, int64_t j, bool,
   std::vector<char> &counted = lossAscending ? localCounted : s.counted;
   terms.resize(size_t(end - first), 0.0);
   counted.resize(size_t(end - first), 0);
-  forLossRows(j, labels, c, [&](int32_t q, int32_t v, std::vector<float> &e) {
+  forLossRows(j, labels, c, /*byRow=*/false,
+              [&](int32_t q, int32_t v, std::vector<float> &e) {
     terms[size_t(q - first)] =
         crossEntropyTerm(logits + int64_t(v) * c, c, labels[v], e);
     counted[size_t(q - first)] = 1;
@@ -378,7 +395,8 @@ llvm::Error CpuChunkedRun::crossEntropyGrad(CrossEntropyGradOp ce, int64_t j,
   if (!count)
     return llvm::Error::success();
   const double scale = double(gr) / double(count);
-  forLossRows(j, labels, c, [&](int32_t, int32_t v, std::vector<float> &e) {
+  forLossRows(j, labels, c, /*byRow=*/true,
+              [&](int32_t, int32_t v, std::vector<float> &e) {
     addCrossEntropyGrad(logits + int64_t(v) * c, c, labels[v], scale,
                         d + int64_t(v) * c, e);
   });

@@ -133,8 +133,9 @@ private:
                  : std::pair(lossBegin[size_t(j)], lossBegin[size_t(j) + 1]);
   }
   /// fn(q, row, e) for the loss rows of interval j with a label in [0, c),
-  /// in parallel (e: c floats of scratch per task).
-  void forLossRows(int64_t j, const int32_t *labels, int64_t c,
+  /// in parallel (e: c floats of scratch per task); `byRow` when fn writes
+  /// into the row (a repeated row's places then run in one task, in order).
+  void forLossRows(int64_t j, const int32_t *labels, int64_t c, bool byRow,
                    const std::function<void(int32_t, int32_t,
                                             std::vector<float> &)> &fn);
   llvm::DenseMap<Operation *, int64_t> lossCounts; // rows with a label

@@ -276,6 +276,41 @@ inline std::vector<int32_t> lossRows(const std::vector<int32_t> &mask,
   return rows;
 }
 
+/// Tasks that each add a loss place's term into its row, where a mask may
+/// repeat a row (a weighted loss): `places` (indices into `rows`) ordered
+/// by row, stably (kept as they are when the rows already ascend), and
+/// task bounds near multiples of `block` but never inside one row's run.
+/// No two tasks then write the same row (TSan found two chunks adding into
+/// one gradient row), and each row's terms are added in the mask's order:
+/// the same bits for any thread count. Task t is [bounds[t], bounds[t + 1]).
+struct RowTasks {
+  std::vector<int32_t> places;
+  std::vector<int64_t> bounds{0};
+  int64_t count() const { return int64_t(bounds.size()) - 1; }
+};
+inline RowTasks rowTasks(const std::vector<int32_t> &rows,
+                         std::vector<int32_t> places, int64_t block) {
+  auto byRow = [&](int32_t a, int32_t b) {
+    return rows[size_t(a)] < rows[size_t(b)];
+  };
+  if (!std::is_sorted(places.begin(), places.end(), byRow))
+    std::stable_sort(places.begin(), places.end(), byRow);
+  RowTasks tasks;
+  const int64_t n = int64_t(places.size());
+  for (int64_t b = block; b < n; b += block) {
+    int64_t at = b;
+    while (at < n && rows[size_t(places[size_t(at)])] ==
+                         rows[size_t(places[size_t(at - 1)])])
+      ++at;
+    if (at < n && at > tasks.bounds.back())
+      tasks.bounds.push_back(at);
+  }
+  if (n > 0)
+    tasks.bounds.push_back(n);
+  tasks.places = std::move(places);
+  return tasks;
+}
+
 /// One logits row's cross-entropy term, log(sum exp(row)) - row[label],
 /// in double (e: c floats of scratch).
 inline double crossEntropyTerm(const float *row, int64_t c, int32_t label,

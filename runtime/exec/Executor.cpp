@@ -8,6 +8,8 @@
 
 #include "runtime/exec/CpuRun.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace saga;
 using namespace saga::exec;
@@ -234,10 +236,15 @@ llvm::Error CpuRun::crossEntropyGrad(CrossEntropyGradOp ce) {
   if (!count)
     return llvm::Error::success();
   const double scale = double(g) / double(count);
-  forChunks(rows.size(), [&](int64_t, size_t begin, size_t end) {
+  std::vector<int32_t> places(rows.size());
+  std::iota(places.begin(), places.end(), 0);
+  const exec::RowTasks tasks = exec::rowTasks(rows, std::move(places), 8192);
+  ctx.pool->parallelFor(tasks.count(), [&](int64_t t) {
     std::vector<float> e(static_cast<size_t>(c));
-    for (size_t i = begin; i < end; ++i) {
-      int32_t v = rows[i], label = labels->i32()[v];
+    for (int64_t k = tasks.bounds[size_t(t)]; k < tasks.bounds[size_t(t) + 1];
+         ++k) {
+      int32_t v = rows[size_t(tasks.places[size_t(k)])],
+              label = labels->i32()[v];
       if (label < 0 || label >= c)
         continue;
       addCrossEntropyGrad(logits->f32() + int64_t(v) * c, c, label, scale,

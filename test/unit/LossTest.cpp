@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/FastExp.h"
 #include "api/Model.h"
 #include "runtime/graph/Synthetic.h"
@@ -151,6 +152,51 @@ TEST(CrossEntropyChunks, MaskedVerticesMatchTheReference) {
   for (int32_t v = kVertices - 1; v >= 0; v -= 2) // descending, every other
     mask.push_back(v);
   check(mask, "mask");
+}
+
+} // namespace
+
+namespace {
+
+// A loss mask that repeats rows (a weighted loss), in any order: the
+// gradient's tasks (rowTasks) hold each row's places in one task, in the
+// mask's order, and cover every place once; without repeats an ascending
+// mask keeps its order and is cut at the block size. TSan found two tasks
+// adding into one gradient row before (OutOfCoreLoss.AnyMaskOrder...).
+TEST(CrossEntropyChunks, RepeatedRowsStayInOneTask) {
+  std::vector<int32_t> rows;
+  for (int32_t k = 0; k < 5000; ++k)
+    rows.push_back((k * 7919) % 1237); // each row about 4 times, scattered
+  std::vector<int32_t> places(rows.size());
+  for (size_t q = 0; q < places.size(); ++q)
+    places[q] = int32_t(q);
+  const exec::RowTasks tasks = exec::rowTasks(rows, places, 64);
+  ASSERT_GT(tasks.count(), 10);
+  EXPECT_EQ(tasks.bounds.front(), 0);
+  EXPECT_EQ(tasks.bounds.back(), int64_t(rows.size()));
+  std::vector<int> taskOfRow(1237, -1), seen(rows.size(), 0);
+  std::vector<int32_t> lastPlace(1237, -1);
+  for (int64_t t = 0; t < tasks.count(); ++t)
+    for (int64_t k = tasks.bounds[size_t(t)]; k < tasks.bounds[size_t(t) + 1];
+         ++k) {
+      int32_t q = tasks.places[size_t(k)], v = rows[size_t(q)];
+      ++seen[size_t(q)];
+      if (taskOfRow[size_t(v)] < 0)
+        taskOfRow[size_t(v)] = int(t);
+      EXPECT_EQ(taskOfRow[size_t(v)], int(t)) << "row " << v;
+      EXPECT_GT(q, lastPlace[size_t(v)]) << "row " << v;
+      lastPlace[size_t(v)] = q;
+    }
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), int64_t(rows.size()));
+
+  std::vector<int32_t> ascending(1000);
+  for (size_t q = 0; q < ascending.size(); ++q)
+    ascending[q] = int32_t(3 * q);
+  std::vector<int32_t> first(places.begin(), places.begin() + 1000);
+  const exec::RowTasks plain = exec::rowTasks(ascending, first, 64);
+  EXPECT_EQ(plain.count(), (1000 + 63) / 64);
+  for (size_t q = 0; q < 1000; ++q)
+    EXPECT_EQ(plain.places[q], int32_t(q));
 }
 
 } // namespace
