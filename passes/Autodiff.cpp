@@ -220,9 +220,8 @@ LogicalResult vjp(ArrayRef<Operation *> ops, OpBuilder &b,
       case ReduceKind::min: {
         // The gradient goes to the elements equal to the result, split
         // evenly among ties (as the max/min gathers and PyTorch's amax).
-        // max/min return one of their operands, so the winners compare
-        // equal.
-        // |x - result| > 0 fails only at the winners (selectEqual).
+        // max/min return one of their operands, so |x - result| > 0 fails
+        // only at the winners (selectEqual's test, made once for both uses).
         Value off = gb.abs(gb.sub(x(0), gb.expand(y, shape(0), axis)));
         Value zero = gb.constant(shape(0), 0.0);
         Value ties = gb.reduceSum(
