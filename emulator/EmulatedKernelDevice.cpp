@@ -49,9 +49,9 @@ public:
     // cuLaunchKernel's form: a pointer to each parameter's value; a buffer
     // is two parameters, its pointer and its length.
     std::vector<int64_t> scalars{begin, end, seed};
-    scalars.reserve(3 + 2 * args.size());
+    scalars.reserve(4 + 2 * args.size()); // pointers into them are taken
     std::vector<void *> pointers;
-    pointers.reserve(args.size());
+    pointers.reserve(args.size() + 1);
     std::vector<void *> params{&scalars[0], &scalars[1], &scalars[2]};
     for (size_t i = 0; i < args.size(); ++i) {
       const KernelArg &a = args[i];
@@ -69,15 +69,19 @@ public:
       scalars.push_back(a.elements);
       params.push_back(&scalars.back());
     }
+    cuda::LaunchShape shape =
+        cuda::launchShape(info, end - begin, options.maxBlocks);
+    std::vector<char> global(size_t(shape.globalScratchBytes));
+    if (info.globalScratch) {
+      pointers.push_back(global.data());
+      params.push_back(&pointers.back());
+      scalars.push_back(shape.globalScratchBytes);
+      params.push_back(&scalars.back());
+    }
     LaunchConfig c;
-    unsigned warps = 8;
-    if (info.scratchBytes)
-      warps = unsigned(std::clamp<int64_t>((48 << 10) / info.scratchBytes, 1, 8));
-    int64_t rows = std::max<int64_t>(end - begin, 1);
-    c.block.x = 32 * warps;
-    c.grid.x = unsigned(std::min<int64_t>((rows + warps - 1) / warps,
-                                          options.maxBlocks));
-    c.sharedBytes = size_t(warps) * size_t(info.scratchBytes);
+    c.block.x = 32 * shape.warpsPerBlock;
+    c.grid.x = shape.blocks;
+    c.sharedBytes = shape.sharedBytes;
     c.order = options.order;
     c.seed = options.seed ^ uint64_t(begin);
     c.workers = 1; // the executor's pool runs row blocks in parallel

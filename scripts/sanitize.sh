@@ -4,9 +4,10 @@
 # (SAGA_SANITIZE); Debian's libraries (LLVM, MLIR, OpenBLAS, Open MPI) are
 # not. Suppressions (test/sanitizers/*.supp) name third-party code only,
 # each with its reason.
-#   ASan + UBSan: every ctest test but the two whose host is not Saga's:
-#     python-package (the interpreter is not instrumented: ASan's runtime
-#     would have to be preloaded into CPython and NumPy) and
+#   ASan + UBSan: every ctest test but the three whose host is not Saga's:
+#     python-package and model-references (the interpreter is not
+#     instrumented: ASan's runtime would have to be preloaded into CPython
+#     and NumPy) and
 #     install-find-package (the install carries no sanitizer flags to the
 #     project built against it).
 #   TSan: the tests of the threaded runtime: the thread pool under every
@@ -85,7 +86,7 @@ if [ "$kind" = address ]; then
   # UBSan check stays on for the ranks, and the same Saga code runs
   # leak-checked in the single-process tests.
   wrapMpirun 'ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" exec -a mpirun %s "$@"'
-  filter=(-E '^(python-package|install-find-package)$')
+  filter=(-E '^(python-package|install-find-package|model-references)$')
   if [ $tier = 1 ]; then
     filter=(-L sanitizer-tier)
   fi

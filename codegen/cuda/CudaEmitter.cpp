@@ -13,6 +13,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -243,16 +244,23 @@ llvm::Expected<KernelInfo> Printer::run() {
     scratch += (m.getNumElements() * bytesOf(m.getElementType()) + 15) / 16 * 16;
   }
   info.scratchBytes = scratch;
+  info.globalScratch = scratch > kSharedScratchLimit;
+  if (info.globalScratch)
+    params += ", char *saga_global_scratch, int64_t saga_global_scratch_n";
 
-  os << "\n// " << info.kind << " kernel; " << scratch
-     << " bytes of shared scratch per warp\n";
+  os << "\n// " << info.kind << " kernel; " << scratch << " bytes of "
+     << (info.globalScratch ? "global" : "shared") << " scratch per warp\n";
   os << "extern \"C\" __global__ void " << info.name << "(" << params
      << ") {\n";
   os << "  const int lane = (int)(threadIdx.x & 31);\n"
         "  const int64_t warp = ((int64_t)blockIdx.x * blockDim.x + "
         "threadIdx.x) >> 5;\n"
         "  const int64_t warps = ((int64_t)gridDim.x * blockDim.x) >> 5;\n";
-  if (scratch) {
+  if (info.globalScratch) {
+    os << "  char *const saga_scratch = saga_global_scratch + warp * "
+       << scratch << "LL;\n"
+       << scratchDecls;
+  } else if (scratch) {
     os << "  SAGA_DYNAMIC_SHARED(saga_shared);\n"
           "  char *const saga_scratch = saga_shared + (int64_t)(threadIdx.x >> "
           "5) * "
@@ -644,4 +652,25 @@ llvm::Expected<Source> saga::cuda::emitCuda(ModuleOp module) {
     out.kernels.push_back(std::move(*info));
   }
   return out;
+}
+
+LaunchShape saga::cuda::launchShape(const KernelInfo &kernel, int64_t rows,
+                                    int64_t maxBlocks) {
+  LaunchShape shape;
+  int64_t warps = 8, blockCap = std::max<int64_t>(maxBlocks, 1);
+  if (kernel.globalScratch) {
+    int64_t most = std::max<int64_t>(kGlobalScratchLimit / kernel.scratchBytes, 1);
+    warps = std::min<int64_t>(most, 8);
+    blockCap = std::min(blockCap, std::max<int64_t>(most / warps, 1));
+  } else if (kernel.scratchBytes) {
+    warps = std::clamp<int64_t>(kSharedScratchLimit / kernel.scratchBytes, 1, 8);
+  }
+  int64_t blocks = (std::max<int64_t>(rows, 1) + warps - 1) / warps;
+  shape.warpsPerBlock = unsigned(warps);
+  shape.blocks = unsigned(std::clamp<int64_t>(blocks, 1, blockCap));
+  if (kernel.globalScratch)
+    shape.globalScratchBytes = int64_t(shape.blocks) * warps * kernel.scratchBytes;
+  else
+    shape.sharedBytes = unsigned(warps * kernel.scratchBytes);
+  return shape;
 }

@@ -12,8 +12,13 @@
 // Offsets are 64-bit; propagations pull (no atomics).
 //
 // Kernels are `extern "C" __global__`; every buffer parameter is followed by
-// its length in elements. Launch with blockDim.x a multiple of 32 and
-// (blockDim.x / 32) * scratchBytes bytes of dynamic shared memory.
+// its length in elements. Launch as launchShape() says: blockDim.x a
+// multiple of 32 and (blockDim.x / 32) * scratchBytes bytes of dynamic
+// shared memory; a warp whose scratch does not fit in a block's shared
+// memory (kSharedScratchLimit: a per-row outer product such as an -O0
+// weight gradient, [in, heads, out] per vertex) keeps it in global memory
+// instead, a buffer of warps * scratchBytes bytes passed after the
+// kernel's own parameters (KernelInfo::globalScratch).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,9 +43,33 @@ struct Param {
 struct KernelInfo {
   std::string name; // the extern "C" symbol
   std::string kind; // "map", "propagate" or "edge_map"
-  int64_t scratchBytes = 0; // dynamic shared memory per warp
+  int64_t scratchBytes = 0; // scratch per warp
+  /// The scratch is over kSharedScratchLimit: it lives in a global buffer
+  /// (a pointer and its length in bytes after `params`), not in shared
+  /// memory.
+  bool globalScratch = false;
   std::vector<Param> params;
 };
+
+/// The dynamic shared memory a block may take without opting in through
+/// cuFuncSetAttribute (48 KiB on every architecture since Kepler).
+constexpr int64_t kSharedScratchLimit = 48 << 10;
+/// A launch whose scratch is global takes at most this much of it: fewer
+/// warps then, each striding over more rows.
+constexpr int64_t kGlobalScratchLimit = 64 << 20;
+
+/// How a kernel is launched over `rows` rows, a warp per row: at most 8
+/// warps a block (fewer where their shared scratch would not fit), at most
+/// `maxBlocks` blocks, rows grid-strided. The CUDA executor and the
+/// emulated device both launch by it.
+struct LaunchShape {
+  unsigned warpsPerBlock = 8;
+  unsigned blocks = 1;
+  unsigned sharedBytes = 0;       // dynamic shared memory per block
+  int64_t globalScratchBytes = 0; // the global scratch buffer, or 0
+};
+LaunchShape launchShape(const KernelInfo &kernel, int64_t rows,
+                        int64_t maxBlocks);
 
 struct Source {
   std::string code; // one translation unit, prelude included

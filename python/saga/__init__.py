@@ -108,6 +108,25 @@ class Model:
         in compile(..., outputs=[...])."""
         return self._impl.forward(bool(outputs))
 
+    def loss_and_grad(self, mask=None, seed=0):
+        """One training step without an update: (loss, {parameter name:
+        d loss / d parameter}), the loss averaged over the vertex ids in
+        `mask` (all labelled vertices when None), dropout drawn from
+        `seed`. Parameters must be set (init_params or set_param)."""
+        return self._impl.loss_and_grad(
+            None if mask is None else np.asarray(mask), int(seed))
+
+    @property
+    def self_loops(self):
+        """Whether the model's graph declares self_loops (set_graph adds
+        one to every vertex)."""
+        return self._impl.self_loops
+
+    @property
+    def device(self):
+        """Where the model runs, e.g. "CPU, 1 thread"."""
+        return self._impl.device
+
     def fit(self, train, val, test, epochs=200, lr=0.01, optimizer="adam",
             seed=0, patience=0, log=None, checkpoint=None, resume=False,
             batch_size=0, fanout=(), progress=True):
@@ -162,11 +181,13 @@ class _ProgressBar:
         sys.stderr.write("\n")
 
 
-def compile(model, opt_level=2, threads=1, outputs=()):
+def compile(model, opt_level=2, threads=1, outputs=(), device="cpu"):
     """Compiles a .saga file (a path) or source text (a string holding a
     `model` block) for inference and training. `outputs` names vertex
     values of the model body (the value a name holds at the end of the
-    model, e.g. "h" for embeddings) that forward(outputs=True) returns."""
+    model, e.g. "h" for embeddings) that forward(outputs=True) returns.
+    `device`: "cpu", or "cuda" for the generated CUDA kernels on the GPU
+    the driver (libcuda, or SAGA_CUDA_DRIVER) offers."""
     if isinstance(outputs, str):
         outputs = [outputs]
     text = os.fspath(model)
@@ -174,4 +195,4 @@ def compile(model, opt_level=2, threads=1, outputs=()):
     if not is_source and not os.path.exists(text):
         raise FileNotFoundError(text)
     return Model(_saga.compile(text, is_source, int(opt_level), int(threads),
-                               [str(o) for o in outputs]))
+                               [str(o) for o in outputs], str(device)))

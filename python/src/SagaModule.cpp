@@ -182,6 +182,21 @@ public:
     return values;
   }
 
+  /// One training step's loss and d loss / d parameter without updating
+  /// anything: dropout drawn from `seed`, the loss over `mask` (all
+  /// labelled vertices when None).
+  py::tuple lossAndGrad(const py::object &mask, uint64_t seed) {
+    requireGraph();
+    ForwardOptions o;
+    if (!mask.is_none())
+      o.lossMask = ids(py::array::ensure(mask), "mask", graph->numVertices);
+    TrainStepResult r = check(model->trainStep(o, seed));
+    py::dict grads;
+    for (const auto &[name, t] : r.gradients)
+      grads[py::str(name)] = toNumpy(t);
+    return py::make_tuple(r.loss, grads);
+  }
+
   py::list train(const py::array &trainIds, const py::array &valIds,
                  const py::array &testIds, unsigned epochs, double lr,
                  const std::string &optimizer, uint64_t seed,
@@ -275,6 +290,7 @@ public:
   }
 
   std::string plan() const { return model->planIR(); }
+  std::string device() const { return model->deviceName(); }
   bool selfLoops() const { return model->selfLoops(); }
   int64_t numVertices() const { return graph ? graph->numVertices : 0; }
   int64_t numEdges() const { return graph ? graph->numEdges : 0; }
@@ -297,7 +313,11 @@ private:
 };
 
 PyModel compile(const std::string &text, bool isSource, unsigned optLevel,
-                unsigned threads, std::vector<std::string> outputs) {
+                unsigned threads, std::vector<std::string> outputs,
+                const std::string &device) {
+  if (device != "cpu" && device != "cuda")
+    throw py::value_error("device must be 'cpu' or 'cuda', not '" + device +
+                          "'");
   CompileOptions o;
   o.outputs = std::move(outputs);
   o.training = true;
@@ -306,8 +326,14 @@ PyModel compile(const std::string &text, bool isSource, unsigned optLevel,
   if (optLevel != 0 && optLevel != 2)
     throw py::value_error("opt_level must be 0 or 2, not " +
                           std::to_string(optLevel));
-  return PyModel(check(isSource ? Model::compileSource(text, "<string>", o)
-                                : Model::compileFile(text, o)));
+  std::unique_ptr<Model> m = check(
+      isSource ? Model::compileSource(text, "<string>", o)
+               : Model::compileFile(text, o));
+  if (device == "cuda")
+    if (llvm::Error e = m->useCuda())
+      raise(llvm::createStringError("device 'cuda': " +
+                                    llvm::toString(std::move(e))));
+  return PyModel(std::move(m));
 }
 
 py::dict datasetArrays(const std::string &path) {
@@ -340,7 +366,8 @@ PYBIND11_MODULE(_saga, m) {
   m.attr("Error") = errorType;
   m.def("compile", &compile, py::arg("text"), py::arg("is_source"),
         py::arg("opt_level") = 2, py::arg("threads") = 1,
-        py::arg("outputs") = std::vector<std::string>());
+        py::arg("outputs") = std::vector<std::string>(),
+        py::arg("device") = "cpu");
   m.def("load_dataset", &datasetArrays, py::arg("path"));
   py::class_<PyModel>(m, "Model")
       .def("set_graph", &PyModel::setGraph, py::arg("src"), py::arg("dst"),
@@ -348,6 +375,8 @@ PYBIND11_MODULE(_saga, m) {
       .def("set_input", &PyModel::setInput, py::arg("name"), py::arg("value"))
       .def("shares_memory", &PyModel::sharesMemory)
       .def("forward", &PyModel::forward, py::arg("named") = false)
+      .def("loss_and_grad", &PyModel::lossAndGrad, py::arg("mask"),
+           py::arg("seed"))
       .def("train", &PyModel::train, py::arg("train"), py::arg("val"),
            py::arg("test"), py::arg("epochs"), py::arg("lr"),
            py::arg("optimizer"), py::arg("seed"), py::arg("patience"),
@@ -359,6 +388,7 @@ PYBIND11_MODULE(_saga, m) {
       .def("inputs", &PyModel::inputs)
       .def_property_readonly("plan", &PyModel::plan)
       .def_property_readonly("self_loops", &PyModel::selfLoops)
+      .def_property_readonly("device", &PyModel::device)
       .def_property_readonly("num_vertices", &PyModel::numVertices)
       .def_property_readonly("num_edges", &PyModel::numEdges);
 }

@@ -417,3 +417,43 @@ def test_graph_too_large_for_memory_is_refused(monkeypatch):
     with pytest.raises(ValueError, match=r"a graph of 2000000000 vertices and "
                        r"1 edges needs 44\.7 GiB; 1\.00 GiB is available"):
         m.set_graph(np.array([0]), np.array([1]), 2000000000)
+
+
+# Gradients without an update.
+def test_loss_and_grad_matches_a_central_difference():
+    m = tiny()
+    m.set_inputs(x=np.random.default_rng(3).normal(size=(5, 4)),
+                 label=np.array([0, 1, 1, 0, 1]))
+    m.init_params(7)
+    loss, grads = m.loss_and_grad()
+    assert sorted(grads) == sorted(m.params())
+    W = m.params()["Lin#0.W"].astype(np.float64)
+    assert grads["Lin#0.W"].shape == W.shape
+    # d loss / d W[1, 0] against (f(W + h) - f(W - h)) / 2h.
+    h = 1e-2
+    values = []
+    for s in (1, -1):
+        w = W.copy()
+        w[1, 0] += s * h
+        m.set_param("Lin#0.W", w)
+        values.append(m.loss_and_grad()[0])
+    m.set_param("Lin#0.W", W)
+    assert m.loss_and_grad()[0] == loss  # nothing was updated
+    assert abs((values[0] - values[1]) / (2 * h) - grads["Lin#0.W"][1, 0]) < 1e-3
+
+
+def test_loss_and_grad_mask():
+    m = tiny()
+    m.set_inputs(x=np.ones((5, 4)), label=np.array([0, 1, 1, 0, 1]))
+    m.init_params(7)
+    whole, _ = m.loss_and_grad()
+    parts = [m.loss_and_grad(mask=[v])[0] for v in range(5)]
+    assert abs(whole - sum(parts) / 5) < 1e-6
+    with pytest.raises(ValueError, match=r"mask\[0\] = 5 is out of range"):
+        m.loss_and_grad(mask=[5])
+
+
+def test_compile_bad_device():
+    with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
+        saga.compile(TINY, device="tpu")
+    assert saga.compile(TINY).device.startswith("CPU")

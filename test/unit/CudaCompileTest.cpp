@@ -141,3 +141,45 @@ INSTANTIATE_TEST_SUITE_P(
              std::to_string(std::get<1>(info.param)) +
              (std::get<2>(info.param) ? "_training" : "_inference");
     });
+
+// How kernels are launched (cuda::launchShape, shared by the CUDA executor
+// and the emulated device): 8 warps a block where their shared scratch
+// fits 48 KiB, fewer where it does not, and scratch over 48 KiB a warp in a
+// global buffer of at most kGlobalScratchLimit (one warp's, when even that
+// is larger).
+TEST(CudaLaunchShape, ScratchDecidesWarpsAndWhereItLives) {
+  cuda::KernelInfo k;
+  k.scratchBytes = 80;
+  cuda::LaunchShape s = cuda::launchShape(k, 1000, 64);
+  EXPECT_EQ(s.warpsPerBlock, 8u);
+  EXPECT_EQ(s.blocks, 64u);
+  EXPECT_EQ(s.sharedBytes, 640u);
+  EXPECT_EQ(s.globalScratchBytes, 0);
+  EXPECT_EQ(cuda::launchShape(k, 20, 64).blocks, 3u);
+  EXPECT_EQ(cuda::launchShape(k, 0, 64).blocks, 1u);
+
+  k.scratchBytes = 20000; // two warps fit
+  s = cuda::launchShape(k, 1000, 64);
+  EXPECT_EQ(s.warpsPerBlock, 2u);
+  EXPECT_EQ(s.sharedBytes, 40000u);
+
+  k.scratchBytes = cuda::kSharedScratchLimit; // exactly one
+  s = cuda::launchShape(k, 1000, 64);
+  EXPECT_EQ(s.warpsPerBlock, 1u);
+  EXPECT_EQ(s.sharedBytes, unsigned(cuda::kSharedScratchLimit));
+
+  k.scratchBytes = 733696; // examples/gatv2.saga's -O0 weight gradient
+  k.globalScratch = true;
+  s = cuda::launchShape(k, 2708, 2112);
+  EXPECT_EQ(s.warpsPerBlock, 8u);
+  EXPECT_EQ(s.blocks, 11u); // 91 warps' scratch fit 64 MiB
+  EXPECT_EQ(s.sharedBytes, 0u);
+  EXPECT_EQ(s.globalScratchBytes, 11 * 8 * 733696);
+  EXPECT_LE(s.globalScratchBytes, cuda::kGlobalScratchLimit);
+
+  k.scratchBytes = cuda::kGlobalScratchLimit + 1; // one warp, alone
+  s = cuda::launchShape(k, 1000, 64);
+  EXPECT_EQ(s.warpsPerBlock, 1u);
+  EXPECT_EQ(s.blocks, 1u);
+  EXPECT_EQ(s.globalScratchBytes, cuda::kGlobalScratchLimit + 1);
+}

@@ -25,33 +25,6 @@ using namespace sagatest;
 
 namespace {
 
-/// allclose(rtol = 1e-5, atol = 1e-6 * the reference's largest magnitude).
-void expectClose(const Tensor &got, const Tensor &ref, const std::string &what) {
-  ASSERT_EQ(got.shape(), ref.shape()) << what;
-  ASSERT_EQ(got.dtype(), ref.dtype()) << what;
-  if (got.dtype() != DType::F32) {
-    EXPECT_EQ(std::memcmp(got.i32(), ref.i32(), size_t(got.numElements()) * 4), 0)
-        << what;
-    return;
-  }
-  float largest = 0;
-  for (int64_t i = 0; i < ref.numElements(); ++i)
-    largest = std::max(largest, std::fabs(ref.f32()[i]));
-  int64_t bad = 0, first = -1;
-  for (int64_t i = 0; i < ref.numElements(); ++i) {
-    float a = got.f32()[i], b = ref.f32()[i];
-    if (!(std::fabs(a - b) <= 1e-5f * std::fabs(b) + 1e-6f * largest)) {
-      if (first < 0)
-        first = i;
-      ++bad;
-    }
-  }
-  EXPECT_EQ(bad, 0) << what << ": " << bad << " of " << ref.numElements()
-                    << " elements differ; first at " << first << ": "
-                    << (first >= 0 ? got.f32()[first] : 0) << " vs "
-                    << (first >= 0 ? ref.f32()[first] : 0);
-}
-
 using Param = std::tuple<const char *, unsigned, emu::Order>;
 
 } // namespace
@@ -91,15 +64,26 @@ TEST_P(CudaEmulated, MatchesTheCpuBackend) {
   ASSERT_TRUE(bool(gotStep)) << errorText(gotStep.takeError());
   EXPECT_NEAR(gotStep->loss, wantStep->loss, 1e-5 * std::fabs(wantStep->loss));
   ASSERT_EQ(gotStep->gradients.size(), wantStep->gradients.size());
+  // GATv2 applies its LeakyReLU to each of an edge's [8, 8] sums before
+  // the attention vector, so the two backends' orders of summation reach
+  // the scores' gradients through many more roundings than GAT's: one
+  // element of d loss / d GATv2Conv#1.Wd's 448 differs from the CPU's by
+  // 4.6e-8 (5e-5 relative; measured here, both thread orders). Both
+  // backends match a float64 reference to 3e-6 of the largest gradient
+  // (test/models/check_models.py). So for GATv2 at most 1 % of the
+  // elements may exceed the bound, by at most 1e-4 of the largest.
+  const bool gatv2 = std::string(file) == "gatv2.saga";
   for (size_t i = 0; i < wantStep->gradients.size(); ++i)
     expectClose(gotStep->gradients[i].second, wantStep->gradients[i].second,
-                "d loss / d " + wantStep->gradients[i].first);
+                "d loss / d " + wantStep->gradients[i].first,
+                gatv2 ? 0.01 : 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Examples, CudaEmulated,
     testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
-                                     "gin.saga", "ggcn.saga"),
+                                     "gin.saga", "ggcn.saga", "sgc.saga",
+                                     "appnp.saga", "jknet.saga", "gatv2.saga"),
                      testing::Values(2u),
                      testing::Values(emu::Order::Reverse, emu::Order::Random)),
     [](const testing::TestParamInfo<Param> &info) {

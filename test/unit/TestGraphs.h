@@ -17,7 +17,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <string>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -158,6 +161,46 @@ inline bool sameBits(const saga::Tensor &a, const saga::Tensor &b) {
          std::memcmp(a.f32(), b.f32(), size_t(a.numElements()) * 4) == 0;
 }
 
+/// allclose(rtol = 1e-5, atol = 1e-6 * the reference's largest magnitude)
+/// for every element but at most `outliers` (a share of the elements),
+/// which must still be within `bound` of the largest magnitude: a device's
+/// result against the CPU's (the CUDA kernels sum in another order).
+inline void expectClose(const saga::Tensor &got, const saga::Tensor &ref,
+                        const std::string &what,
+                 double outliers = 0, double bound = 1e-4) {
+  ASSERT_EQ(got.shape(), ref.shape()) << what;
+  ASSERT_EQ(got.dtype(), ref.dtype()) << what;
+  if (got.dtype() != saga::DType::F32) {
+    EXPECT_EQ(std::memcmp(got.i32(), ref.i32(), size_t(got.numElements()) * 4), 0)
+        << what;
+    return;
+  }
+  float largest = 0;
+  for (int64_t i = 0; i < ref.numElements(); ++i)
+    largest = std::max(largest, std::fabs(ref.f32()[i]));
+  int64_t bad = 0, first = -1;
+  double worst = 0;
+  for (int64_t i = 0; i < ref.numElements(); ++i) {
+    float a = got.f32()[i], b = ref.f32()[i];
+    worst = std::max(worst, double(std::fabs(a - b)) / std::max(largest, 1e-30f));
+    if (!(std::fabs(a - b) <= 1e-5f * std::fabs(b) + 1e-6f * largest)) {
+      if (first < 0)
+        first = i;
+      ++bad;
+    }
+  }
+  std::string detail = what + ": " + std::to_string(bad) + " of " +
+                       std::to_string(ref.numElements()) +
+                       " elements differ; first at " + std::to_string(first) +
+                       (first >= 0 ? ": " + std::to_string(got.f32()[first]) +
+                                         " vs " + std::to_string(ref.f32()[first])
+                                   : "") +
+                       "; largest difference " + std::to_string(worst) +
+                       " of the largest magnitude";
+  EXPECT_LE(double(bad), outliers * double(ref.numElements())) << detail;
+  EXPECT_LE(worst, bad ? bound : 1e-5) << detail;
+}
+
 /// The loss and every gradient of `step` equal `ref`'s bit for bit.
 inline void expectSameStep(const saga::TrainStepResult &step,
                            const saga::TrainStepResult &ref) {
@@ -231,7 +274,11 @@ inline auto exampleModels() {
                          ExampleParam{"graphsage.saga", 2u},
                          ExampleParam{"gin.saga", 0u},
                          ExampleParam{"gin.saga", 2u},
-                         ExampleParam{"ggcn.saga", 2u});
+                         ExampleParam{"ggcn.saga", 2u},
+                         ExampleParam{"sgc.saga", 2u},
+                         ExampleParam{"appnp.saga", 2u},
+                         ExampleParam{"jknet.saga", 2u},
+                         ExampleParam{"gatv2.saga", 2u});
 }
 inline std::string
 exampleName(const testing::TestParamInfo<ExampleParam> &info) {

@@ -377,8 +377,8 @@ llvm::Error cuda::launchPlanKernel(CudaDevice &dev,
   // is two parameters, its pointer and its length.
   std::vector<int64_t> scalars;
   std::vector<CUdeviceptr> pointers;
-  scalars.reserve(3 + 2 * args.size());
-  pointers.reserve(args.size());
+  scalars.reserve(4 + 2 * args.size()); // pointers into them are taken
+  pointers.reserve(args.size() + 1);
   std::vector<void *> params;
   for (int64_t s : {begin, end, seed}) {
     scalars.push_back(s);
@@ -395,15 +395,32 @@ llvm::Error cuda::launchPlanKernel(CudaDevice &dev,
     scalars.push_back(args[i].value);
     params.push_back(&scalars.back());
   }
-  unsigned warps = 8;
-  if (k.scratchBytes)
-    warps = unsigned(std::clamp<int64_t>((48 << 10) / k.scratchBytes, 1, 8));
-  int64_t blocks = (std::max<int64_t>(end - begin, 1) + warps - 1) / warps;
-  unsigned grid = unsigned(
-      std::clamp<int64_t>(blocks, 1, int64_t(dev.multiprocessors()) * 16));
-  if (auto e = dev.launch(f, grid, 32 * warps, unsigned(warps * k.scratchBytes),
-                          params.data(), k.name))
-    return errorAt(op, llvm::toString(std::move(e)));
+  LaunchShape shape = cuda::launchShape(k, end - begin,
+                                        int64_t(dev.multiprocessors()) * 16);
+  // Scratch too large for shared memory: a global buffer for this launch,
+  // given back after it (stream order: later work queued on the compute
+  // stream runs after this kernel).
+  CUdeviceptr global = 0;
+  if (k.globalScratch) {
+    auto p = dev.allocate(shape.globalScratchBytes,
+                          "the global scratch of " + k.name + " (" +
+                              std::to_string(k.scratchBytes) +
+                              " bytes a warp)");
+    if (!p)
+      return errorAt(op, llvm::toString(p.takeError()));
+    global = *p;
+    pointers.push_back(global);
+    params.push_back(&pointers.back());
+    scalars.push_back(shape.globalScratchBytes);
+    params.push_back(&scalars.back());
+  }
+  llvm::Error launched =
+      dev.launch(f, shape.blocks, 32 * shape.warpsPerBlock, shape.sharedBytes,
+                 params.data(), k.name);
+  if (global)
+    dev.release(global);
+  if (launched)
+    return errorAt(op, llvm::toString(std::move(launched)));
   return llvm::Error::success();
 }
 

@@ -1,0 +1,149 @@
+"""Every example model (examples/*.saga) against its float64 reference
+(references.py over autograd.py): the loss and the gradient of every
+parameter of one training step, and the forward pass's prediction, at -O0
+and -O2, on the CPU and (with --standin) on the emulated GPU, on a random
+graph with a hub, vertices that only send and isolated vertices, repeated
+edges and self loops in the input. Dropout rates are set to 0 in the
+model's text (the reference has no dropout; the dropout masks are tested in
+TrainingDropoutTest.cpp).
+
+Bounds (float32 against float64): the loss to 2e-6 relative; each gradient
+and the prediction to 2e-5 of the tensor's largest magnitude, element by
+element (the largest differences measured: 2.5e-7 and 2.6e-6; a teleport
+of 0.11 instead of APPNP's 0.1, or LeakyReLU's slope 0.3 instead of 0.2 in
+GATv2's gradient, fail by 1e-2 and more). Run by ctest as `model-references`:
+  PYTHONPATH=build/python python3 test/models/check_models.py \
+      --examples examples [--standin build/standin/libsaga-cuda-standin.so]
+"""
+import argparse
+import os
+import re
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from autograd import T, backward  # noqa: E402
+from references import MODELS, Graph  # noqa: E402
+
+LOSS_RTOL = 2e-6
+TENSOR_TOL = 2e-5
+
+
+def random_graph(seed):
+    """80 vertices: 0..59 receive and send, 60..69 only send, 70..79 are
+    isolated; vertex 0 is a hub with 40 extra in-edges; vertex 3 has two
+    input self loops; 1 -> 2 appears three times."""
+    rng = np.random.default_rng(seed)
+    src = list(rng.integers(0, 70, 200)) + list(rng.integers(1, 70, 40))
+    dst = list(rng.integers(0, 60, 200)) + [0] * 40
+    src += [3, 3, 5, 1, 1, 1]
+    dst += [3, 3, 5, 2, 2, 2]
+    return np.array(src), np.array(dst), 80
+
+
+def without_dropout(text):
+    text = re.sub(r"(dropout\(.*?,\s*)(\d*\.\d+|\d+)\)", r"\g<1>0.0)", text)
+    return re.sub(r"dropout\s*=\s*(\d*\.\d+|\d+)", "dropout = 0.0", text)
+
+
+def declared(text, what):
+    """The width of `vertex x: f32[W]` or the count of `class[C]`."""
+    pattern = {"x": r"vertex\s+x\s*:\s*f32\[(\d+)\]",
+               "label": r"vertex\s+label\s*:\s*class\[(\d+)\]"}[what]
+    return int(re.search(pattern, text).group(1))
+
+
+def compare(name, got, ref, tol):
+    got, ref = np.asarray(got, np.float64), np.asarray(ref, np.float64)
+    if got.shape != ref.shape:
+        return f"{name}: shape {got.shape}, reference {ref.shape}", np.inf
+    scale = max(np.abs(ref).max(initial=0.0), 1e-30)
+    err = np.abs(got - ref).max(initial=0.0) / scale
+    return (None if err <= tol else
+            f"{name}: max |saga - ref| / max |ref| = {err:.3g} > {tol}"), err
+
+
+def check(saga, model, text, device, opt, seed):
+    src, dst, n = random_graph(seed)
+    rng = np.random.default_rng(seed + 1)
+    x = rng.normal(size=(n, declared(text, "x"))).astype(np.float32)
+    label = rng.integers(0, declared(text, "label"), n)
+    mask = np.concatenate([[0, 3, 65, 75], rng.choice(
+        np.setdiff1d(np.arange(n), [0, 3, 65, 75]), 26, replace=False)])
+
+    m = saga.compile(text, opt_level=opt, device=device)
+    m.set_graph(src, dst, n)
+    m.set_inputs(x=x, label=label)
+    m.init_params(seed)
+    params = m.params()
+    loss, grads = m.loss_and_grad(mask=mask)
+    pred = m.forward()
+
+    g = Graph(src, dst, n, m.self_loops)
+    P = {k: T(v.astype(np.float64)) for k, v in params.items()}
+    out, ref_loss = MODELS[model](g, x.astype(np.float64), label, mask, P)
+    backward(ref_loss)
+
+    failures, worst = [], 0.0
+    loss_err = abs(loss - float(ref_loss.value)) / max(1.0, abs(ref_loss.value))
+    if loss_err > LOSS_RTOL:
+        failures.append(f"loss {loss:.9g}, reference {float(ref_loss.value):.9g}"
+                        f" (relative {loss_err:.3g} > {LOSS_RTOL})")
+    if sorted(grads) != sorted(params):
+        failures.append(f"gradients of {sorted(grads)}, parameters "
+                        f"{sorted(params)}")
+    for k in sorted(params):
+        ref_grad = P[k].grad if P[k].grad is not None else np.zeros(P[k].shape)
+        why, err = compare("d loss / d " + k, grads.get(k, np.zeros(0)),
+                           ref_grad, TENSOR_TOL)
+        worst = max(worst, err)
+        if why:
+            failures.append(why)
+    why, err = compare("prediction", pred, out.value, TENSOR_TOL)
+    if why:
+        failures.append(why)
+    return failures, loss_err, max(worst, err)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--examples", required=True, help="the examples folder")
+    ap.add_argument("--standin", default="",
+                    help="the stand-in CUDA driver: also run on the "
+                         "emulated GPU")
+    ap.add_argument("--models", default=",".join(MODELS))
+    args = ap.parse_args()
+    devices = ["cpu"]
+    if args.standin:
+        for v in ("SAGA_CUDA_DRIVER", "SAGA_NVRTC", "SAGA_CUBLAS"):
+            os.environ[v] = args.standin
+        devices.append("cuda")
+    import saga
+
+    failed = 0
+    print(f"{'model':10} {'device':6} {'opt':3} {'loss rel err':>12} "
+          f"{'worst tensor err':>16}")
+    for model in args.models.split(","):
+        path = os.path.join(args.examples, model + ".saga")
+        with open(path) as f:
+            text = without_dropout(f.read())
+        for device in devices:
+            for opt in (0, 2):
+                failures, loss_err, worst = check(saga, model, text, device,
+                                                  opt, seed=11)
+                print(f"{model:10} {device:6} -O{opt} {loss_err:12.2e} "
+                      f"{worst:16.2e} {'FAIL' if failures else 'ok'}",
+                      flush=True)
+                for why in failures:
+                    print("    " + why)
+                failed += bool(failures)
+    if failed:
+        print(f"{failed} run(s) differ from the float64 reference")
+        return 1
+    print("every model matches its float64 reference")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

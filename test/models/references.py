@@ -1,0 +1,144 @@
+"""The example models (examples/*.saga) written again over the float64
+autograd of autograd.py, with dropout off: each function takes the graph
+(src, dst with the model's self loops appended, n), the inputs (x, label),
+the loss mask and the parameters by Saga's names (T values), and returns
+(out, loss). check_models.py compares Saga's loss and gradients with these.
+"""
+import numpy as np
+
+from autograd import (concat, cross_entropy, elu, l2, leaky_relu, relu,
+                      reshape, rows, segment_mean, segment_softmax_sum,
+                      segment_sum, sigmoid, total)
+
+
+class Graph:
+    def __init__(self, src, dst, n, self_loops):
+        src, dst = np.asarray(src), np.asarray(dst)
+        if self_loops:  # appended to every vertex, as Graph::build does
+            src = np.concatenate([src, np.arange(n)])
+            dst = np.concatenate([dst, np.arange(n)])
+        self.src, self.dst, self.n = src, dst, n
+        self.deg = np.bincount(dst, minlength=n).astype(np.float64)
+
+
+def a_hat(g, h):
+    """D^-1/2 A D^-1/2 h (A with the self loops the model declares)."""
+    s = (g.deg ** -0.5)[:, None]
+    return segment_sum(rows(h * s, g.src), g.dst, g.n) * s
+
+
+def gcn_conv(g, h, P, name):
+    return a_hat(g, h) @ P[name + ".W"] + P[name + ".b"]
+
+
+def linear(h, P, name):
+    return h @ P[name + ".W"] + P[name + ".b"]
+
+
+def l2_sum(P, names):
+    out = 0.0
+    for n in names:
+        out = out + l2(P[n])
+    return out
+
+
+def gcn(g, x, label, mask, P):
+    h = relu(gcn_conv(g, x, P, "GCNConv#0"))
+    out = gcn_conv(g, h, P, "GCNConv#1")
+    return out, cross_entropy(out, label, mask) + 5e-4 * l2(P["GCNConv#0.W"])
+
+
+def graphsage(g, x, label, mask, P):
+    def conv(h, name):
+        a = segment_mean(rows(h, g.src), g.dst, g.n)
+        return h @ P[name + ".Ws"] + a @ P[name + ".Wn"] + P[name + ".b"]
+
+    h = relu(conv(x, "SAGEConv#0"))
+    out = conv(h, "SAGEConv#1")
+    return out, cross_entropy(out, label, mask) + 5e-4 * (
+        l2(P["SAGEConv#0.Ws"]) + l2(P["SAGEConv#0.Wn"]))
+
+
+def gin(g, x, label, mask, P):
+    def conv(h, name):
+        a = segment_sum(rows(h, g.src), g.dst, g.n)
+        t = (1 + P[name + ".eps"]) * h + a
+        t = relu(t @ P[name + ".W1"] + P[name + ".b1"])
+        return t @ P[name + ".W2"] + P[name + ".b2"]
+
+    h = relu(conv(x, "GINConv#0"))
+    out = conv(h, "GINConv#1")
+    names = [f"GINConv#{i}.{p}" for i in range(2)
+             for p in ("eps", "W1", "b1", "W2", "b2")]
+    return out, cross_entropy(out, label, mask) + 5e-4 * l2_sum(P, names)
+
+
+def ggcn(g, x, label, mask, P):
+    def gated(h, name):
+        hs, hd = rows(h, g.src), rows(h, g.dst)
+        eta = sigmoid(hs @ P[name + ".WH"] + hd @ P[name + ".WC"])
+        a = segment_sum(eta * (hs @ P[name + ".WS"]), g.dst, g.n)
+        return relu(h @ P[name + ".U"] + a)
+
+    h = relu(x @ P["Linear#0.W"])
+    h = gated(gated(h, "GatedGCN#0"), "GatedGCN#1")
+    out = h @ P["Linear#1.W"]
+    return out, cross_entropy(out, label, mask) + 5e-4 * l2(P["Linear#0.W"])
+
+
+def gat_conv(g, h, P, name, heads, width, v2):
+    if v2:
+        zs, zd = h @ P[name + ".Ws"], h @ P[name + ".Wd"]
+        score = total(leaky_relu(rows(zs, g.src) + rows(zd, g.dst), 0.2)
+                      * P[name + ".att"], -1)
+    else:
+        zs = h @ P[name + ".W"]
+        s, d = total(zs * P[name + ".as"], -1), total(zs * P[name + ".ad"], -1)
+        score = leaky_relu(rows(s, g.src) + rows(d, g.dst), 0.2)
+    a = segment_softmax_sum(score, rows(zs, g.src), g.dst, g.n)
+    return reshape(a, (g.n, heads * width)) + P[name + ".b"]
+
+
+def gat(g, x, label, mask, P, v2=False):
+    layer = "GATv2Conv" if v2 else "GATConv"
+    h = elu(gat_conv(g, x, P, layer + "#0", 8, 8, v2))
+    out = gat_conv(g, h, P, layer + "#1", 1, 7, v2)
+    params = ("Ws", "Wd", "att", "b") if v2 else ("W", "as", "ad", "b")
+    names = [f"{layer}#{i}.{p}" for i in range(2) for p in params]
+    return out, cross_entropy(out, label, mask) + 5e-4 * l2_sum(P, names)
+
+
+def gatv2(g, x, label, mask, P):
+    return gat(g, x, label, mask, P, v2=True)
+
+
+def sgc(g, x, label, mask, P):
+    h = a_hat(g, a_hat(g, x))
+    out = linear(h, P, "Linear#0")
+    return out, cross_entropy(out, label, mask) + 5e-5 * l2_sum(
+        P, ["Linear#0.W", "Linear#0.b"])
+
+
+def appnp(g, x, label, mask, P):
+    h = relu(linear(x, P, "Linear#0"))
+    h0 = linear(h, P, "Linear#1")
+    z = h0
+    for _ in range(10):
+        z = 0.9 * a_hat(g, z) + 0.1 * h0
+    return z, cross_entropy(z, label, mask) + 5e-3 * l2(P["Linear#0.W"])
+
+
+def jknet(g, x, label, mask, P):
+    h1 = relu(gcn_conv(g, x, P, "GCNConv#0"))
+    h2 = relu(gcn_conv(g, h1, P, "GCNConv#1"))
+    h3 = relu(gcn_conv(g, h2, P, "GCNConv#2"))
+    out = linear(concat(h1, h2, h3), P, "Linear#0")
+    names = [f"GCNConv#{i}.{p}" for i in range(3) for p in "Wb"]
+    names += ["Linear#0.W", "Linear#0.b"]
+    return out, cross_entropy(out, label, mask) + 5e-4 * l2_sum(P, names)
+
+
+MODELS = {
+    "gcn": gcn, "graphsage": graphsage, "gin": gin, "gat": gat, "ggcn": ggcn,
+    "sgc": sgc, "appnp": appnp, "jknet": jknet, "gatv2": gatv2,
+}
