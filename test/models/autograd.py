@@ -43,6 +43,9 @@ class T:
 
     __rmul__ = __mul__
 
+    def __pow__(self, k):
+        return unary(self, lambda x: x**k, lambda x: k * x**(k - 1))
+
     def __neg__(self):
         return mul(self, -1.0)
 
@@ -184,6 +187,34 @@ def segment_sum(m, dst, n):
     out = np.zeros((n,) + m.shape[1:])
     np.add.at(out, dst, m.value)
     return T(out, (m,), lambda g: (g[dst],))
+
+
+def segment_extremum(m, dst, n, take):
+    """Per vertex, the largest (np.maximum) or smallest (np.minimum) message
+    of its in-edges, element by element (zero without in-edges); the
+    gradient goes to the in-edges whose message equals it, split evenly
+    among ties."""
+    m = lift(m)
+    init = -np.inf if take is np.maximum else np.inf
+    top = np.full((n,) + m.shape[1:], init)
+    take.at(top, dst, m.value)
+    top[np.isinf(top)] = 0.0
+    wins = (m.value == top[dst]).astype(np.float64)
+    ties = np.zeros(top.shape)
+    np.add.at(ties, dst, wins)
+
+    def rule(g):
+        return (wins * g[dst] / np.maximum(ties[dst], 1),)
+
+    return T(top, (m,), rule)
+
+
+def segment_max(m, dst, n):
+    return segment_extremum(m, dst, n, np.maximum)
+
+
+def segment_min(m, dst, n):
+    return segment_extremum(m, dst, n, np.minimum)
 
 
 def segment_mean(m, dst, n):

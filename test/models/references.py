@@ -6,8 +6,9 @@ the loss mask and the parameters by Saga's names (T values), and returns
 """
 import numpy as np
 
-from autograd import (concat, cross_entropy, elu, l2, leaky_relu, relu,
-                      reshape, rows, segment_mean, segment_softmax_sum,
+from autograd import (T, concat, cross_entropy, div, elu, l2, leaky_relu,
+                      log, mul, relu, reshape, rows, segment_max,
+                      segment_mean, segment_min, segment_softmax_sum,
                       segment_sum, sigmoid, total)
 
 
@@ -138,7 +139,42 @@ def jknet(g, x, label, mask, P):
     return out, cross_entropy(out, label, mask) + 5e-4 * l2_sum(P, names)
 
 
+def gcnii(g, x, label, mask, P):
+    h0 = relu(linear(x, P, "Linear#0"))
+    h = h0
+    for l in range(1, 9):
+        beta = np.log(0.5 / l + 1)
+        s = 0.9 * a_hat(g, h) + 0.1 * h0
+        h = relu((1 - beta) * s + beta * (s @ P[f"GCNIIConv#{l - 1}.W"]))
+    out = linear(h, P, "Linear#1")
+    conv = [f"GCNIIConv#{i}.W" for i in range(8)]
+    dense = [f"Linear#{i}.{p}" for i in range(2) for p in "Wb"]
+    return out, (cross_entropy(out, label, mask) + 0.01 * l2_sum(P, conv)
+                 + 5e-4 * l2_sum(P, dense))
+
+
+def pna(g, x, label, mask, P):
+    # log(d + 1) / delta with d the in-degree (self loops included).
+    amp = T((np.log(g.deg + 1) / 1.6501)[:, None])
+
+    def layer(h, pre, post):
+        z = linear(h, P, pre)
+        zs = rows(z, g.src)
+        mu = segment_mean(zs, g.dst, g.n)
+        var = relu(segment_mean(zs * zs, g.dst, g.n) - mu * mu) + 1e-5
+        sd = mul(var, var ** -0.5)
+        agg = concat(mu, segment_max(zs, g.dst, g.n),
+                     segment_min(zs, g.dst, g.n), sd)
+        return linear(concat(h, agg, agg * amp, div(agg, amp)), P, post)
+
+    h = relu(layer(x, "Linear#0", "Linear#1"))
+    out = layer(h, "Linear#2", "Linear#3")
+    names = [f"Linear#{i}.{p}" for i in range(4) for p in "Wb"]
+    return out, cross_entropy(out, label, mask) + 5e-3 * l2_sum(P, names)
+
+
 MODELS = {
     "gcn": gcn, "graphsage": graphsage, "gin": gin, "gat": gat, "ggcn": ggcn,
     "sgc": sgc, "appnp": appnp, "jknet": jknet, "gatv2": gatv2,
+    "gcnii": gcnii, "pna": pna,
 }

@@ -1,7 +1,8 @@
 """Each newer example model trains on Cora with the command its file's
 header gives (`//   sagac train examples/NAME.saga ...`) and reaches at
 least the test accuracy stated here (measured: SGC 0.811, APPNP 0.805,
-JK-Net 0.791, GATv2 0.805; bench/results/examples-cora.log). Run by ctest
+JK-Net 0.791, GATv2 0.805, GCNII 0.832, PNA 0.783;
+bench/results/examples-cora.log). Run by ctest
 as `examples-train-cora`:
   python3 test/models/train_examples.py build/bin/sagac <source dir>
 """
@@ -10,7 +11,8 @@ import re
 import subprocess
 import sys
 
-AT_LEAST = {"sgc": 0.80, "appnp": 0.79, "jknet": 0.78, "gatv2": 0.79}
+AT_LEAST = {"sgc": 0.80, "appnp": 0.79, "jknet": 0.78, "gatv2": 0.79,
+            "gcnii": 0.82, "pna": 0.77}
 
 
 def main():

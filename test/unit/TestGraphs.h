@@ -263,7 +263,11 @@ inline std::unique_ptr<saga::Model> compileAttention(int features, int classes,
 /// Example models and optimisation levels, named gcn_O0 ... in test names.
 using ExampleParam = std::tuple<const char *, unsigned>;
 inline auto exampleModels() {
-  // Every example at -O2; at -O0 the three whose unfused plans take seconds
+  // The five first examples at -O2, and APPNP (model-level arithmetic
+  // between propagations) and JK-Net (concat of layer outputs); the other
+  // newer ones' kernels are of the kinds these have, and under a budget
+  // each takes minutes. At -O0 the three
+  // whose unfused plans take seconds
   // (GAT's and G-GCN's -O0 plans take minutes under a budget or in source
   // intervals, ~400 s of the suite; their -O0 kernels are checked against
   // -O2 by FusionTest and the gradient checks).
@@ -275,10 +279,8 @@ inline auto exampleModels() {
                          ExampleParam{"gin.saga", 0u},
                          ExampleParam{"gin.saga", 2u},
                          ExampleParam{"ggcn.saga", 2u},
-                         ExampleParam{"sgc.saga", 2u},
                          ExampleParam{"appnp.saga", 2u},
-                         ExampleParam{"jknet.saga", 2u},
-                         ExampleParam{"gatv2.saga", 2u});
+                         ExampleParam{"jknet.saga", 2u});
 }
 inline std::string
 exampleName(const testing::TestParamInfo<ExampleParam> &info) {
