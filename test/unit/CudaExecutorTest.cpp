@@ -398,6 +398,45 @@ TEST(CudaChunked, LossKeepsOneIntervalsTerms) {
   EXPECT_NEAR(steps[4].loss, steps[2].loss, 1e-5 * std::fabs(steps[2].loss));
 }
 
+// A loss mask that repeats rows (a weighted loss: vertex 5 three times,
+// vertex 0 twice, out of mask order) gives the CPU's loss and gradients on
+// the device, in memory and out of core: the gradient kernel adds a
+// repeated row's places atomically (on a GPU, plain adds from several
+// threads into one row lost updates; the CPU groups them,
+// CrossEntropyChunks.RepeatedRowsStayInOneTask).
+TEST(CudaExecutorLoss, RepeatedMaskRowsMatchTheCpu) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  std::unique_ptr<Model> cpu = compileExample("gcn.saga", 2);
+  std::unique_ptr<Model> gpu = compileExample("gcn.saga", 2);
+  ASSERT_TRUE(cpu && gpu);
+  ASSERT_EQ(errorText(gpu->useCuda()), "");
+  const Graph &g = graphFor("hub", cpu->selfLoops());
+  for (Model *m : {cpu.get(), gpu.get()})
+    bindInputs(*m, g, "hub", "gcn/cuda-repeated-rows");
+  ForwardOptions fo;
+  fo.lossMask = {5, 9, 5, 0, 3000, 5, 0, 17};
+  auto want = cpu->trainStep(fo, 4);
+  ASSERT_TRUE(bool(want)) << errorText(want.takeError());
+  ForwardOptions once = fo;
+  once.lossMask = {5, 9, 0, 3000, 17};
+  auto unweighted = cpu->trainStep(once, 4);
+  ASSERT_TRUE(bool(unweighted)) << errorText(unweighted.takeError());
+  EXPECT_NE(want->loss, unweighted->loss); // the repeats count
+  for (int64_t budget : {int64_t(0), unboundedPeak(*gpu)}) {
+    fo.memoryBudget = budget;
+    fo.intervals = budget ? 3 : 0;
+    auto got = gpu->trainStep(fo, 4);
+    ASSERT_TRUE(bool(got)) << errorText(got.takeError());
+    EXPECT_NEAR(got->loss, want->loss, 1e-5 * std::fabs(want->loss));
+    ASSERT_EQ(got->gradients.size(), want->gradients.size());
+    for (size_t i = 0; i < want->gradients.size(); ++i)
+      expectClose(got->gradients[i].second, want->gradients[i].second,
+                  "d loss / d " + want->gradients[i].first +
+                      (budget ? " under a budget" : ""));
+  }
+}
+
 // The runtime's streamed sum (reducePart, then reduceFinish) over parts in
 // order gives reduce's bits over the whole: doubles of mixed magnitudes
 // whose sum depends on the order of its additions, floats, squares, parts

@@ -233,9 +233,12 @@ extern "C" __global__ void saga_rt_cross_entropy_grad(
     float m, sum;
     saga_rt_softmax_stats(row, c, m, sum);
     double scale = (double)g[0] / count[0], inv = 1.0 / (double)sum;
+    // A mask that repeats a row (a weighted loss) has several threads add
+    // into it: atomically, and the same bits in any order, as every place
+    // of a row adds the same term.
     for (int64_t j = 0; j < c; ++j) {
       double p = (double)expf(row[j] - m) * inv;
-      d[v * c + j] += (float)(scale * (p - (j == label ? 1.0 : 0.0)));
+      atomicAdd(&d[v * c + j], (float)(scale * (p - (j == label ? 1.0 : 0.0))));
     }
   }
 }
