@@ -79,19 +79,24 @@ TEST_P(CudaEmulated, MatchesTheCpuBackend) {
                 gatv2 ? 0.01 : 0.0);
 }
 
+namespace {
+/// gcn_O2_reverse ...
+std::string paramName(const testing::TestParamInfo<Param> &info) {
+  std::string name = std::get<0>(info.param);
+  return name.substr(0, name.find('.')) + "_O" +
+         std::to_string(std::get<1>(info.param)) +
+         (std::get<2>(info.param) == emu::Order::Reverse ? "_reverse"
+                                                         : "_random");
+}
+} // namespace
+
 INSTANTIATE_TEST_SUITE_P(
     Examples, CudaEmulated,
     testing::Combine(testing::Values("gcn.saga", "gat.saga", "graphsage.saga",
                                      "gin.saga", "ggcn.saga"),
                      testing::Values(2u),
                      testing::Values(emu::Order::Reverse, emu::Order::Random)),
-    [](const testing::TestParamInfo<Param> &info) {
-      std::string name = std::get<0>(info.param);
-      return name.substr(0, name.find('.')) + "_O" +
-             std::to_string(std::get<1>(info.param)) +
-             (std::get<2>(info.param) == emu::Order::Reverse ? "_reverse"
-                                                             : "_random");
-    });
+    paramName);
 
 // The newer examples under one order (their kernels are of the kinds the
 // five have; test/models/check_models.py runs all eleven on the stand-in
@@ -102,10 +107,4 @@ INSTANTIATE_TEST_SUITE_P(
                                      "gatv2.saga", "gcnii.saga", "pna.saga"),
                      testing::Values(2u),
                      testing::Values(emu::Order::Random)),
-    [](const testing::TestParamInfo<Param> &info) {
-      std::string name = std::get<0>(info.param);
-      return name.substr(0, name.find('.')) + "_O" +
-             std::to_string(std::get<1>(info.param)) +
-             (std::get<2>(info.param) == emu::Order::Reverse ? "_reverse"
-                                                             : "_random");
-    });
+    paramName);
