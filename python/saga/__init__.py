@@ -111,8 +111,8 @@ class Model:
     def loss_and_grad(self, mask=None, seed=0):
         """One training step without an update: (loss, {parameter name:
         d loss / d parameter}), the loss averaged over the vertex ids in
-        `mask` (all labelled vertices when None), dropout drawn from
-        `seed`. Parameters must be set (init_params or set_param)."""
+        `mask` (all labelled vertices when None; an empty mask is a
+        ValueError), dropout drawn from `seed`. Parameters must be set (init_params or set_param)."""
         return self._impl.loss_and_grad(
             None if mask is None else np.asarray(mask), int(seed))
 

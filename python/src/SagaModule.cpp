@@ -188,8 +188,12 @@ public:
   py::tuple lossAndGrad(const py::object &mask, uint64_t seed) {
     requireGraph();
     ForwardOptions o;
-    if (!mask.is_none())
+    if (!mask.is_none()) {
       o.lossMask = ids(py::array::ensure(mask), "mask", graph->numVertices);
+      if (o.lossMask.empty())
+        throw py::value_error("mask is empty: give vertex ids, or None for "
+                              "every labelled vertex");
+    }
     TrainStepResult r = check(model->trainStep(o, seed));
     py::dict grads;
     for (const auto &[name, t] : r.gradients)

@@ -451,6 +451,8 @@ def test_loss_and_grad_mask():
     assert abs(whole - sum(parts) / 5) < 1e-6
     with pytest.raises(ValueError, match=r"mask\[0\] = 5 is out of range"):
         m.loss_and_grad(mask=[5])
+    with pytest.raises(ValueError, match="mask is empty"):
+        m.loss_and_grad(mask=np.array([], dtype=np.int64))
 
 
 def test_compile_bad_device():
