@@ -90,6 +90,18 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                                             int64_t budget, int64_t intervals,
                                             int64_t fixedGroup,
                                             bool interleave) {
+  // A graph readout reads all the rows of a graph at once, which rows in
+  // intervals do not hold.
+  Operation *readout = nullptr;
+  model.walk([&](Operation *op) {
+    if (!readout && isa<ReadoutOp, ReadoutGradOp>(op))
+      readout = op;
+  });
+  if (readout)
+    return errorAt(readout, "graph readouts (sum_nodes, mean_nodes, "
+                            "max_nodes, min_nodes) do not run under a memory "
+                            "budget yet; a batch of small graphs fits in "
+                            "memory");
   int64_t maxParts =
       std::min<int64_t>(kWeightGradSlices, (graph.vertices + 255) / 256);
   // Asked once per interval count (and direction), however many chunk

@@ -204,6 +204,8 @@ llvm::Error Model::setGraph(const Graph &graph) {
         (impl->selfLoops ? "asks for self loops" : "has no self loops") +
         " but the graph was built " +
         (graph.selfLoops ? "with" : "without") + " them");
+  if (std::string why = graph.graphOffsetsError(); !why.empty())
+    return llvm::createStringError("the batch of graphs is malformed: " + why);
   if (impl->graph != &graph) {
     impl->chunks = std::make_unique<EdgeChunkCache>(graph);
     impl->chunkedPlans = std::make_unique<ChunkedPlanCache>();

@@ -300,6 +300,25 @@ LogicalResult saga::verifyBroadcastOp(Operation *op) {
   return success();
 }
 
+// A readout reduces f32 rows of any shape; its gradient's operands have the
+// readout's type.
+static LogicalResult verifyReadoutType(Operation *op, Type type) {
+  if (!isa<FloatType>(cast<VertexType>(type).getElementType()))
+    return op->emitOpError() << "reads f32 vertex values, not " << type;
+  return success();
+}
+
+LogicalResult ReadoutOp::verify() {
+  return verifyReadoutType(*this, getInput().getType());
+}
+
+LogicalResult ReadoutGradOp::verify() {
+  if (getKind() != ReduceKind::max && getKind() != ReduceKind::min)
+    return emitOpError() << "is for max and min readouts; a sum or mean "
+                         << "readout's gradient is a readout of the gradient";
+  return verifyReadoutType(*this, getInput().getType());
+}
+
 LogicalResult SumRowsOp::verify() {
   auto in = cast<VertexType>(getInput().getType());
   if (in.getElementTensorType() != getType())

@@ -362,6 +362,52 @@ def Saga_CrossEntropyOp : Saga_Op<"cross_entropy", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Saga_ReadoutOp : Saga_Op<"readout", [Pure, SameOperandsAndResultType]> {
+  let summary = "reduce each graph of a batch over its vertices, per vertex";
+  let description = [{
+    Graph classification's readout (`sum_nodes(h)`, `mean_nodes(h)`,
+    `max_nodes(h)`, `min_nodes(h)` in a model). The graph the model runs on
+    is a batch of graphs (Graph::graphOffsets: graph `g` owns rows
+    `[off[g], off[g+1])`; none: the whole graph is one). Every vertex of a
+    graph gets the graph's reduction of `input` over its vertices, element
+    by element: a graph-level value held once per vertex, so the layers
+    after it and the loss (on one vertex per graph) stay vertex programs.
+    The gradient of a sum (mean) readout is the sum (mean) readout of the
+    incoming gradient; max and min have saga.readout_grad.
+
+    ```mlir
+    %g = saga.readout sum %h : !saga.vertex<64xf32>
+    ```
+  }];
+  let arguments = (ins Saga_ReduceKind:$kind, Saga_VertexValue:$input);
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = [{
+    $kind $input attr-dict `:` qualified(type($input))
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_ReadoutGradOp : Saga_Op<"readout_grad", [Pure,
+    AllTypesMatch<["input", "readout", "grad", "gradInput"]>]> {
+  let summary = "gradient of a max or min saga.readout";
+  let description = [{
+    For each graph and element: the sum of `grad` over the graph's vertices,
+    on the graph's first vertex whose `input` equals the `readout`
+    (the arg max or arg min; ties go to the lowest row), zero on the others.
+
+    ```mlir
+    %dx = saga.readout_grad max %x, %y, %dy : !saga.vertex<64xf32>
+    ```
+  }];
+  let arguments = (ins Saga_ReduceKind:$kind, Saga_VertexValue:$input,
+                       Saga_VertexValue:$readout, Saga_VertexValue:$grad);
+  let results = (outs Saga_VertexValue:$gradInput);
+  let assemblyFormat = [{
+    $kind $input `,` $readout `,` $grad attr-dict `:` qualified(type($input))
+  }];
+  let hasVerifier = 1;
+}
+
 def Saga_L2Op : Saga_Op<"l2", [Pure]> {
   let summary = "half the sum of squares of a tensor (weight decay)";
   let description = [{

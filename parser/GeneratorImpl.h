@@ -298,7 +298,8 @@ inline StringRef stageName(Stage s) {
 inline const char *const kBuiltins[] = {
     "relu", "elu",     "sigmoid", "tanh", "exp",  "log",
     "rsqrt", "abs",    "leaky_relu", "dropout", "sum", "mean",
-    "max",  "min",     "concat",  "reshape", "cross_entropy", "l2"};
+    "max",  "min",     "concat",  "reshape", "cross_entropy", "l2",
+    "sum_nodes", "mean_nodes", "max_nodes", "min_nodes"};
 
 inline bool isBuiltin(StringRef name) {
   return llvm::is_contained(kBuiltins, name);

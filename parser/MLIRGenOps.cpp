@@ -170,6 +170,28 @@ Val Generator::evalBuiltin(Frame &f, antlr4::Token *fn, ArrayRef<Val> args,
     auto type = RankedTensorType::get({}, b.getF32Type());
     return Val::of(L2Op::create(b, l, type, args[0].value));
   }
+  if (StringRef(name).ends_with("_nodes")) {
+    // sum_nodes(h): a graph-level readout, held by each of the graph's
+    // vertices (saga.readout).
+    auto kind = symbolizeReduceKind(StringRef(name).drop_back(6));
+    assert(kind && "builtin table out of sync");
+    if (!arity(1, 1, "one vertex value"))
+      return Val::error();
+    if (f.stage != Stage::Model) {
+      error(l) << name << " reduces every vertex of a graph; use it in the "
+               << "model, not in " << stageName(f.stage);
+      return Val::error();
+    }
+    auto type = args[0].kind == Kind::Domain
+                    ? dyn_cast<VertexType>(args[0].value.getType())
+                    : VertexType();
+    if (!type || !isa<FloatType>(type.getElementType())) {
+      error(loc(argExprs[0])) << name << " takes an f32 value per vertex, "
+                              << "such as a layer's output";
+      return Val::error();
+    }
+    return Val::of(ReadoutOp::create(b, l, type, *kind, args[0].value));
+  }
   assert(name == "cross_entropy" && "builtin table out of sync");
   if (!arity(2, 2, "logits and labels"))
     return Val::error();

@@ -655,6 +655,22 @@ LogicalResult ModelDiff::modelLevel(Operation *op) {
                  loc);
     return success();
   }
+  if (auto r = dyn_cast<ReadoutOp>(op)) {
+    // A sum (mean) readout is its own adjoint: each vertex of a graph gets
+    // the sum (mean) of the graph's incoming gradient. A max (min) readout
+    // routes that sum to the graph's arg max (arg min) of each element.
+    Value g = grads.lookup(r.getResult());
+    if (!g || !active(r.getInput()))
+      return success();
+    ReduceKind kind = r.getKind();
+    Value dx = kind == ReduceKind::sum || kind == ReduceKind::mean
+                   ? Value(ReadoutOp::create(b, loc, g.getType(), kind, g))
+                   : Value(ReadoutGradOp::create(b, loc, g.getType(), kind,
+                                                 r.getInput(), r.getResult(),
+                                                 g));
+    accumulate(r.getInput(), dx, loc);
+    return success();
+  }
   if (auto l2 = dyn_cast<L2Op>(op)) {
     Value g = grads.lookup(l2.getResult());
     if (g)

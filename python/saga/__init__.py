@@ -48,13 +48,19 @@ class Model:
         self._impl = impl
 
     # Graphs.
-    def set_graph(self, src, dst, num_vertices=None):
+    def set_graph(self, src, dst, num_vertices=None, graph_offsets=None):
         """Edges src[i] -> dst[i] (integer arrays); num_vertices defaults to
-        1 + the largest id. The model's declared self loops are added."""
+        1 + the largest id. The model's declared self loops are added.
+        graph_offsets: a batch of graphs (G + 1 offsets from 0 to
+        num_vertices; graph g owns vertices offsets[g] .. offsets[g+1] - 1),
+        which the model's readouts (sum_nodes, ...) reduce one by one;
+        None: one graph."""
         src, dst = np.asarray(src), np.asarray(dst)
         if num_vertices is None:
             num_vertices = int(max(src.max(initial=-1), dst.max(initial=-1))) + 1
-        self._impl.set_graph(src, dst, int(num_vertices))
+        if graph_offsets is not None:
+            graph_offsets = np.asarray(graph_offsets, dtype=np.int64)
+        self._impl.set_graph(src, dst, int(num_vertices), graph_offsets)
         return self
 
     def set_edge_index(self, edge_index, num_vertices=None):

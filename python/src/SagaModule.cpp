@@ -81,7 +81,7 @@ public:
   explicit PyModel(std::unique_ptr<Model> m) : model(std::move(m)) {}
 
   void setGraph(const py::array &src, const py::array &dst,
-                int64_t numVertices) {
+                int64_t numVertices, const py::object &graphOffsets) {
     if (numVertices < 0 || numVertices > INT32_MAX)
       throw py::value_error("num_vertices must be in [0, 2^31), not " +
                             std::to_string(numVertices));
@@ -96,6 +96,15 @@ public:
       throw py::value_error(why);
     auto g = std::make_unique<Graph>(Graph::build(
         int32_t(numVertices), s, d, model->selfLoops()));
+    if (!graphOffsets.is_none()) {
+      auto offsets = py::array_t<int64_t, py::array::c_style |
+                                              py::array::forcecast>(graphOffsets);
+      if (offsets.ndim() != 1)
+        throw py::value_error("graph_offsets must be one-dimensional");
+      g->graphOffsets.assign(offsets.data(), offsets.data() + offsets.size());
+      if (std::string why = g->graphOffsetsError(); !why.empty())
+        throw py::value_error(why);
+    }
     check(model->setGraph(*g));
     graph = std::move(g);
     kept.clear();
@@ -375,7 +384,7 @@ PYBIND11_MODULE(_saga, m) {
   m.def("load_dataset", &datasetArrays, py::arg("path"));
   py::class_<PyModel>(m, "Model")
       .def("set_graph", &PyModel::setGraph, py::arg("src"), py::arg("dst"),
-           py::arg("num_vertices"))
+           py::arg("num_vertices"), py::arg("graph_offsets") = py::none())
       .def("set_input", &PyModel::setInput, py::arg("name"), py::arg("value"))
       .def("shares_memory", &PyModel::sharesMemory)
       .def("forward", &PyModel::forward, py::arg("named") = false)

@@ -17,6 +17,7 @@
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/FastExp.h"
 #include "runtime/exec/InMemoryWalker.h"
+#include "runtime/exec/Readout.h"
 
 #include "runtime/exec/KernelDevice.h"
 #include "runtime/exec/RowExtents.h"
@@ -64,6 +65,10 @@ private:
   llvm::Error sumRows(SumRowsOp op) override;
   llvm::Error crossEntropy(CrossEntropyOp op) override;
   llvm::Error crossEntropyGrad(CrossEntropyGradOp op) override;
+  llvm::Error readout(ReadoutOp op,
+                      const std::vector<int64_t> &bounds) override;
+  llvm::Error readoutGrad(ReadoutGradOp op,
+                          const std::vector<int64_t> &bounds) override;
   llvm::Error l2(L2Op op) override;
   llvm::Error fill(Value result, float value) override;
   llvm::Error neg(Operation *op) override;

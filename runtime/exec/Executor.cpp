@@ -181,6 +181,24 @@ llvm::Error CpuRun::sumRows(SumRowsOp sum) {
   return sumOverParts(r->f32(), r->numElements());
 }
 
+llvm::Error CpuRun::readout(ReadoutOp op, const std::vector<int64_t> &bounds) {
+  const Tensor *x = lookup(op.getInput());
+  Tensor *r = allocate(op.getResult());
+  readoutRows(op.getKind(), x->f32(), x->rowSize(), bounds, r->f32(),
+              *ctx.pool);
+  return llvm::Error::success();
+}
+
+llvm::Error CpuRun::readoutGrad(ReadoutGradOp op,
+                                const std::vector<int64_t> &bounds) {
+  const Tensor *x = lookup(op.getInput()), *y = lookup(op.getReadout()),
+               *dy = lookup(op.getGrad());
+  Tensor *dx = allocate(op.getGradInput());
+  readoutGradRows(x->f32(), y->f32(), dy->f32(), x->rowSize(), bounds,
+                  dx->f32(), *ctx.pool);
+  return llvm::Error::success();
+}
+
 llvm::Error CpuRun::linearGradInput(LinearGradInputOp lg) {
   // dx[v] = dy[v] @ W^T
   const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());

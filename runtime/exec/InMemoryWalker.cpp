@@ -34,6 +34,24 @@ llvm::Error InMemoryWalker::step(Operation &op) {
     return crossEntropyGrad(ce);
   if (auto l = dyn_cast<L2Op>(op))
     return l2(l);
+  if (isa<ReadoutOp, ReadoutGradOp>(op)) {
+    // A readout reads every row of a graph: a part of a partitioned graph
+    // or a sampled batch's rows do not hold whole graphs.
+    if (ctx.dist)
+      return errorAt(&op, "graph readouts (sum_nodes, mean_nodes, "
+                          "max_nodes, min_nodes) do not run on a partitioned "
+                          "graph yet");
+    if (!ctx.rowLevels.empty())
+      return errorAt(&op, "graph readouts (sum_nodes, mean_nodes, "
+                          "max_nodes, min_nodes) do not run on sampled "
+                          "mini-batches; train on batches of whole graphs");
+    if (std::string why = ctx.graph->graphOffsetsError(); !why.empty())
+      return errorAt(&op, "the batch of graphs is malformed: " + why);
+    std::vector<int64_t> bounds = ctx.graph->graphBounds();
+    if (auto r = dyn_cast<ReadoutOp>(op))
+      return readout(r, bounds);
+    return readoutGrad(cast<ReadoutGradOp>(op), bounds);
+  }
   if (auto r = dyn_cast<ReleaseOp>(op)) {
     release(r.getValue());
     return llvm::Error::success();

@@ -46,6 +46,13 @@ protected:
   virtual llvm::Error sumRows(SumRowsOp op) = 0;
   virtual llvm::Error crossEntropy(CrossEntropyOp op) = 0;
   virtual llvm::Error crossEntropyGrad(CrossEntropyGradOp op) = 0;
+  /// Graph readouts over `bounds` (Graph::graphBounds, checked): a graph's
+  /// reduction on each of its rows, and a max or min readout's gradient
+  /// (runtime/exec/Readout.h says the order of the arithmetic).
+  virtual llvm::Error readout(ReadoutOp op,
+                              const std::vector<int64_t> &bounds) = 0;
+  virtual llvm::Error readoutGrad(ReadoutGradOp op,
+                                  const std::vector<int64_t> &bounds) = 0;
   /// Model-level values: sum of squares / 2, a splat constant, -x, and
   /// x (op) y with na, nb in {n, 1} elements (checked).
   virtual llvm::Error l2(L2Op op) = 0;

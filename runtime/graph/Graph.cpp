@@ -248,3 +248,25 @@ std::vector<float> Graph::inDegrees() const {
     deg[v] = static_cast<float>(inOffsets[v + 1] - inOffsets[v]);
   return deg;
 }
+
+std::vector<int64_t> Graph::graphBounds() const {
+  if (graphOffsets.empty())
+    return {0, int64_t(numVertices)};
+  return graphOffsets;
+}
+
+std::string Graph::graphOffsetsError() const {
+  if (graphOffsets.empty())
+    return "";
+  if (graphOffsets.size() < 2 || graphOffsets.front() != 0 ||
+      graphOffsets.back() != numVertices)
+    return "graph offsets must run from 0 to the vertex count (" +
+           std::to_string(numVertices) + ")";
+  for (size_t g = 1; g < graphOffsets.size(); ++g)
+    if (graphOffsets[g] < graphOffsets[g - 1])
+      return "graph offsets must not decrease (graph " + std::to_string(g - 1) +
+             " ends at " + std::to_string(graphOffsets[g]) +
+             ", before it begins at " + std::to_string(graphOffsets[g - 1]) +
+             ")";
+  return "";
+}

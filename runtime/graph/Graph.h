@@ -69,6 +69,17 @@ struct Graph {
                             const std::vector<int32_t> &src,
                             bool addSelfLoops);
 
+  /// A batch of graphs (graph classification): the disjoint union of G
+  /// graphs, graph g owning vertices [graphOffsets[g], graphOffsets[g+1])
+  /// (G + 1 entries from 0 to numVertices, nondecreasing). The model's
+  /// readouts (`sum_nodes`, ...) reduce each graph on its own. Empty: the
+  /// whole graph is one graph.
+  std::vector<int64_t> graphOffsets;
+  /// graphOffsets, or {0, numVertices} when it is empty.
+  std::vector<int64_t> graphBounds() const;
+  /// Why graphOffsets is not a partition of the vertices; empty when it is.
+  std::string graphOffsetsError() const;
+
   int64_t inDegree(int32_t v) const { return inOffsets[v + 1] - inOffsets[v]; }
   /// In-degrees as floats (the `v.deg` of the language).
   std::vector<float> inDegrees() const;

@@ -271,3 +271,31 @@ func.func @slice_shape(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
   %s = saga.slice %x axis 1 offset 1 size 2 : tensor<2x4xf32> -> tensor<2x3xf32>
   return %s : tensor<2x3xf32>
 }
+
+// -----
+
+// Tests that a readout reduces f32 values, not class labels.
+saga.model @readout_labels(%l: !saga.vertex<i32>) -> !saga.vertex<i32> {
+  // expected-error @+1 {{'saga.readout' op reads f32 vertex values, not '!saga.vertex<i32>'}}
+  %s = saga.readout sum %l : !saga.vertex<i32>
+  saga.return %s : !saga.vertex<i32>
+}
+
+// -----
+
+// Tests that a sum readout has no saga.readout_grad: its gradient is a
+// readout of the gradient.
+saga.model @readout_grad_sum(%x: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  // expected-error @+1 {{'saga.readout_grad' op is for max and min readouts; a sum or mean readout's gradient is a readout of the gradient}}
+  %g = saga.readout_grad sum %x, %x, %x : !saga.vertex<4xf32>
+  saga.return %g : !saga.vertex<4xf32>
+}
+
+// -----
+
+// Tests that a readout's gradient has one type throughout.
+saga.model @readout_grad_types(%x: !saga.vertex<4xf32>, %y: !saga.vertex<2xf32>) -> !saga.vertex<4xf32> {
+  // expected-error @+1 {{all of {input, readout, grad, gradInput} have same type}}
+  %g = "saga.readout_grad"(%x, %y, %x) {kind = 2 : i32} : (!saga.vertex<4xf32>, !saga.vertex<2xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32>
+  saga.return %g : !saga.vertex<4xf32>
+}

@@ -367,3 +367,14 @@ saga.model @lowered(%x: !saga.vertex<4xf32>, %w: !saga.edge<f32>) -> !saga.verte
   saga.release %m#1 : !saga.edge<f32>
   saga.return %k : !saga.vertex<2xf32>
 }
+
+// Tests the graph readouts (graph classification): each graph of a batch
+// reduced over its vertices, the result on every vertex of the graph.
+// CHECK-LABEL: saga.model @readouts
+// CHECK:         %[[S:.*]] = saga.readout sum %{{.*}} : !saga.vertex<4xf32>
+// CHECK:         saga.readout_grad min %{{.*}}, %[[S]], %[[S]] : !saga.vertex<4xf32>
+saga.model @readouts(%x: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
+  %s = saga.readout sum %x : !saga.vertex<4xf32>
+  %g = saga.readout_grad min %x, %s, %s : !saga.vertex<4xf32>
+  saga.return %g : !saga.vertex<4xf32>
+}

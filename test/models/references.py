@@ -9,17 +9,27 @@ import numpy as np
 from autograd import (T, concat, cross_entropy, div, elu, l2, leaky_relu,
                       log, mul, relu, reshape, rows, segment_max,
                       segment_mean, segment_min, segment_softmax_sum,
-                      segment_sum, sigmoid, total)
+                      segment_sum, sigmoid, tanh, total, lift)
 
 
 class Graph:
-    def __init__(self, src, dst, n, self_loops):
+    def __init__(self, src, dst, n, self_loops, offsets=None):
         src, dst = np.asarray(src), np.asarray(dst)
         if self_loops:  # appended to every vertex, as Graph::build does
             src = np.concatenate([src, np.arange(n)])
             dst = np.concatenate([dst, np.arange(n)])
         self.src, self.dst, self.n = src, dst, n
         self.deg = np.bincount(dst, minlength=n).astype(np.float64)
+        # A batch of graphs: graph k owns vertices offsets[k] .. offsets[k+1].
+        offsets = [0, n] if offsets is None else list(offsets)
+        self.graphs = len(offsets) - 1
+        self.graph_of = np.repeat(np.arange(self.graphs), np.diff(offsets))
+
+
+def readout(g, h, segment):
+    """sum_nodes, mean_nodes, max_nodes, min_nodes: each vertex gets its
+    graph's reduction (segment_sum, ...) of h."""
+    return rows(segment(lift(h), g.graph_of, g.graphs), g.graph_of)
 
 
 def a_hat(g, h):
@@ -173,8 +183,34 @@ def pna(g, x, label, mask, P):
     return out, cross_entropy(out, label, mask) + 5e-3 * l2_sum(P, names)
 
 
+def gin_mutag(g, x, label, mask, P):
+    def conv(h, name):
+        a = segment_sum(rows(h, g.src), g.dst, g.n)
+        t = relu((h + a) @ P[name + ".W1"] + P[name + ".b1"])
+        return relu(t @ P[name + ".W2"] + P[name + ".b2"])
+
+    hs = [x]
+    for i in range(4):
+        hs.append(conv(hs[-1], f"GINConv#{i}"))
+    out = 0.0
+    for i, h in enumerate(hs):
+        out = out + linear(readout(g, h, segment_sum), P, f"Score#{i}")
+    return out, cross_entropy(out, label, mask)
+
+
+def readouts(g, x, label, mask, P):
+    a = segment_mean(rows(x, g.src), g.dst, g.n)
+    h = tanh((x + a) @ P["Conv#0.W"] + P["Conv#0.b"])
+    r = concat(readout(g, h, segment_sum), readout(g, h, segment_mean),
+               readout(g, h, segment_max), readout(g, h, segment_min))
+    out = linear(r, P, "Score#0") + linear(readout(g, x, segment_mean), P,
+                                          "Score#1")
+    return out, cross_entropy(out, label, mask)
+
+
 MODELS = {
     "gcn": gcn, "graphsage": graphsage, "gin": gin, "gat": gat, "ggcn": ggcn,
     "sgc": sgc, "appnp": appnp, "jknet": jknet, "gatv2": gatv2,
-    "gcnii": gcnii, "pna": pna,
+    "gcnii": gcnii, "pna": pna, "gin-mutag": gin_mutag,
+    "readouts": readouts,
 }

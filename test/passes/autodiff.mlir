@@ -250,3 +250,31 @@ saga.model @concat(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i
   %loss = saga.cross_entropy %a, %l : !saga.vertex<6xf32>, !saga.vertex<i32> -> tensor<f32>
   saga.return %a, %loss : !saga.vertex<6xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests the graph readouts' gradients: a sum (mean) readout's is the sum
+// (mean) readout of the incoming gradient; a max readout's routes it to the
+// arg max with saga.readout_grad, which reads the readout's input and
+// result.
+// CHECK-LABEL: saga.model @readouts
+// CHECK-DAG:     %[[S:.*]] = saga.readout sum %[[Y:[^ ]*]] :
+// CHECK-DAG:     %[[M:.*]] = saga.readout max %[[Y]] :
+// CHECK-DAG:     saga.readout mean %[[Y]] :
+// CHECK-DAG:     saga.readout sum %{{.*}}#0 : !saga.vertex<4xf32>
+// CHECK-DAG:     saga.readout mean %{{.*}}#2 : !saga.vertex<4xf32>
+// CHECK-DAG:     saga.readout_grad max %[[Y]], %[[M]], %{{.*}}#1 : !saga.vertex<4xf32>
+saga.model @readouts(%x: !saga.vertex<4xf32> {saga.name = "x"}, %l: !saga.vertex<i32> {saga.name = "label"}) -> (!saga.vertex<12xf32>, tensor<f32>) {
+  %W = saga.param "W" glorot : tensor<4x4xf32>
+  %y = saga.linear %x, %W : !saga.vertex<4xf32>, tensor<4x4xf32> -> !saga.vertex<4xf32>
+  %s = saga.readout sum %y : !saga.vertex<4xf32>
+  %m = saga.readout max %y : !saga.vertex<4xf32>
+  %n = saga.readout mean %y : !saga.vertex<4xf32>
+  %a = saga.apply_vertex(%s, %m, %n) : (!saga.vertex<4xf32>, !saga.vertex<4xf32>, !saga.vertex<4xf32>) -> !saga.vertex<12xf32> {
+  ^bb0(%p: tensor<4xf32>, %q: tensor<4xf32>, %r: tensor<4xf32>):
+    %c = saga.concat %p, %q, %r axis 0 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32> -> tensor<12xf32>
+    saga.yield %c : tensor<12xf32>
+  }
+  %loss = saga.cross_entropy %a, %l : !saga.vertex<12xf32>, !saga.vertex<i32> -> tensor<f32>
+  saga.return %a, %loss : !saga.vertex<12xf32>, tensor<f32>
+}

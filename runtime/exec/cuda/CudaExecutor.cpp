@@ -150,6 +150,12 @@ private:
   llvm::Error crossEntropyGrad(CrossEntropyGradOp op) override {
     return loss(op);
   }
+  llvm::Error readout(ReadoutOp op,
+                      const std::vector<int64_t> &bounds) override;
+  llvm::Error readoutGrad(ReadoutGradOp op,
+                          const std::vector<int64_t> &bounds) override;
+  /// The graph bounds on the device (uploaded for each run that reads them).
+  llvm::Expected<CUdeviceptr> graphBounds(const std::vector<int64_t> &bounds);
   llvm::Error l2(L2Op op) override;
   llvm::Error fill(Value result, float value) override;
   llvm::Error neg(Operation *op) override;
@@ -201,6 +207,7 @@ private:
   };
   std::unordered_map<Value, DeviceTensor, ValueHash> values;
   std::vector<CUdeviceptr> temporaries;
+  CUdeviceptr boundsOnDevice = 0; // graphBounds(), once per run
   size_t liveBytes = 0, peakBytes = 0;
   // The graph's CSRs on the device: by destination (in) and by source (out).
   CUdeviceptr inOffsets = 0, inSources = 0, inIds = 0;
@@ -522,6 +529,57 @@ llvm::Error CudaRun::sumRows(SumRowsOp sum) {
   if (auto e = ops.blockSums(x->ptr, 0, rowsN, w, kRowsPerTask, *partial))
     return e;
   return ops.finishSums(*partial, blocks, w, (*t)->ptr);
+}
+
+llvm::Expected<CUdeviceptr>
+CudaRun::graphBounds(const std::vector<int64_t> &bounds) {
+  if (boundsOnDevice)
+    return boundsOnDevice;
+  auto p = temporary(int64_t(bounds.size() * sizeof(int64_t)), "graph bounds");
+  if (!p)
+    return p.takeError();
+  if (auto e = dev.upload(*p, bounds.data(),
+                          int64_t(bounds.size() * sizeof(int64_t))))
+    return std::move(e);
+  // The upload is asynchronous: `bounds` must live until it is done.
+  if (auto e = dev.synchronize())
+    return std::move(e);
+  boundsOnDevice = *p;
+  return boundsOnDevice;
+}
+
+llvm::Error CudaRun::readout(ReadoutOp op, const std::vector<int64_t> &bounds) {
+  if (auto e = operandsBound(op))
+    return e;
+  auto on = graphBounds(bounds);
+  if (!on)
+    return on.takeError();
+  const DeviceTensor *x = lookup(op.getInput());
+  auto t = allocate(op.getResult(), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  int64_t rowsN = rowsOf(op.getInput().getType());
+  int64_t w = rowsN ? x->elements / rowsN : 0;
+  return ops.readout(x->ptr, w, *on, int64_t(bounds.size()) - 1,
+                     int64_t(op.getKind()), (*t)->ptr);
+}
+
+llvm::Error CudaRun::readoutGrad(ReadoutGradOp op,
+                                 const std::vector<int64_t> &bounds) {
+  if (auto e = operandsBound(op))
+    return e;
+  auto on = graphBounds(bounds);
+  if (!on)
+    return on.takeError();
+  const DeviceTensor *x = lookup(op.getInput()), *y = lookup(op.getReadout()),
+                     *dy = lookup(op.getGrad());
+  auto t = allocate(op.getGradInput(), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  int64_t rowsN = rowsOf(op.getInput().getType());
+  int64_t w = rowsN ? x->elements / rowsN : 0;
+  return ops.readoutGrad(x->ptr, y->ptr, dy->ptr, w, *on,
+                         int64_t(bounds.size()) - 1, (*t)->ptr);
 }
 
 llvm::Error CudaRun::l2(L2Op op) {

@@ -214,6 +214,58 @@ extern "C" __global__ void saga_rt_cross_entropy(
   }
 }
 
+// Graph readouts (runtime/exec/Readout.h, the same order of arithmetic):
+// one thread per (graph, element) of graphs [0, graphs), bounds[g] ..
+// bounds[g + 1] its rows; kind 0 sum, 1 mean, 2 max, 3 min (ReduceKind).
+extern "C" __global__ void saga_rt_readout(const float *x, int64_t w,
+                                           const int64_t *bounds,
+                                           int64_t graphs, int64_t kind,
+                                           float *r) {
+  SAGA_FOR(i, graphs * w) {
+    int64_t g = i / w, j = i % w, lo = bounds[g], hi = bounds[g + 1];
+    if (lo == hi)
+      continue;
+    float value;
+    if (kind <= 1) {
+      double s = 0;
+      for (int64_t v = lo; v < hi; ++v)
+        s += (double)x[v * w + j];
+      value = kind == 0 ? (float)s : (float)(s / (double)(hi - lo));
+    } else {
+      value = x[lo * w + j];
+      for (int64_t v = lo + 1; v < hi; ++v) {
+        float e = x[v * w + j];
+        if (kind == 2 ? e > value : e < value)
+          value = e;
+      }
+    }
+    for (int64_t v = lo; v < hi; ++v)
+      r[v * w + j] = value;
+  }
+}
+
+// A max or min readout's gradient: the sum of dy over a graph's rows, on
+// its first row whose x equals the readout y; 0 on the others.
+extern "C" __global__ void saga_rt_readout_grad(const float *x,
+                                                const float *y,
+                                                const float *dy, int64_t w,
+                                                const int64_t *bounds,
+                                                int64_t graphs, float *dx) {
+  SAGA_FOR(i, graphs * w) {
+    int64_t g = i / w, j = i % w, lo = bounds[g], hi = bounds[g + 1];
+    double s = 0;
+    int64_t at = -1;
+    for (int64_t v = lo; v < hi; ++v) {
+      s += (double)dy[v * w + j];
+      if (at < 0 && x[v * w + j] == y[v * w + j])
+        at = v;
+      dx[v * w + j] = 0.0f;
+    }
+    if (at >= 0)
+      dx[at * w + j] = (float)s;
+  }
+}
+
 // d[v] += g / count * (softmax(logits[v]) - onehot(label)) over the loss
 // rows whose vertex is in [lo, hi) (d zeroed before).
 extern "C" __global__ void saga_rt_cross_entropy_grad(
@@ -258,6 +310,7 @@ const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
       "saga_rt_finish_sums", "saga_rt_reduce",        "saga_rt_scalar",
       "saga_rt_reduce_part", "saga_rt_reduce_finish",
       "saga_rt_label_valid", "saga_rt_sum_slices",
-      "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad"};
+      "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad",
+      "saga_rt_readout",     "saga_rt_readout_grad"};
   return names;
 }

@@ -157,3 +157,17 @@ llvm::Error RuntimeOps::crossEntropyGrad(CUdeviceptr logits, int64_t c,
              {&logits, &c, &labels, &rows, &n, &first, &lo, &hi, &g, &count,
               &d});
 }
+
+llvm::Error RuntimeOps::readout(CUdeviceptr x, int64_t w, CUdeviceptr bounds,
+                                int64_t graphs, int64_t kind, CUdeviceptr r) {
+  return run("saga_rt_readout", graphs * w,
+             {&x, &w, &bounds, &graphs, &kind, &r});
+}
+
+llvm::Error RuntimeOps::readoutGrad(CUdeviceptr x, CUdeviceptr y,
+                                    CUdeviceptr dy, int64_t w,
+                                    CUdeviceptr bounds, int64_t graphs,
+                                    CUdeviceptr dx) {
+  return run("saga_rt_readout_grad", graphs * w,
+             {&x, &y, &dy, &w, &bounds, &graphs, &dx});
+}

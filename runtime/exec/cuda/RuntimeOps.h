@@ -74,6 +74,14 @@ public:
                                int64_t first, int64_t lo, int64_t hi,
                                CUdeviceptr g, CUdeviceptr count, CUdeviceptr d);
 
+  /// Graph readouts over the rows of `graphs` graphs (bounds: graphs + 1
+  /// row offsets on the device); kind as ReduceKind (0 sum .. 3 min).
+  llvm::Error readout(CUdeviceptr x, int64_t w, CUdeviceptr bounds,
+                      int64_t graphs, int64_t kind, CUdeviceptr r);
+  llvm::Error readoutGrad(CUdeviceptr x, CUdeviceptr y, CUdeviceptr dy,
+                          int64_t w, CUdeviceptr bounds, int64_t graphs,
+                          CUdeviceptr dx);
+
 private:
   llvm::Error run(const char *name, int64_t n, std::initializer_list<void *> params,
                   unsigned block = 256, unsigned shared = 0);
