@@ -10,6 +10,7 @@
 
 #include "FuzzFiles.h"
 
+#include "runtime/graph/GraphDataset.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Numpy.h"
 #include "runtime/graph/OgbFolder.h"
@@ -31,6 +32,8 @@ namespace {
 #define SAGA_FUZZ_sgf 7
 #define SAGA_FUZZ_params 8
 #define SAGA_FUZZ_checkpoint 9
+#define SAGA_FUZZ_tu 10
+#define SAGA_FUZZ_graphnpz 11
 #define SAGA_FUZZ_ID_(t) SAGA_FUZZ_##t
 #define SAGA_FUZZ_ID(t) SAGA_FUZZ_ID_(t)
 
@@ -158,6 +161,51 @@ namespace {
     (void)chunks.chunkRowCounts(reversed, f.bounds());
 }
 
+/// A dataset of many graphs as loaded: batches of its graphs build (the
+/// trainers index offsets, edges and labels without checking again).
+void checkGraphs(const GraphDataset &d) {
+  if (d.numGraphs() < 1 || d.graphOffsets.front() != 0 ||
+      d.edgeOffsets.size() != d.graphOffsets.size() ||
+      int64_t(d.graphLabels.size()) != d.numGraphs() ||
+      d.features.rows() != d.numVertices())
+    std::abort();
+  for (int32_t c : d.graphLabels)
+    if (c < 0 || c >= d.numClasses())
+      std::abort();
+  std::vector<int32_t> ids;
+  for (int64_t g = 0; g < std::min<int64_t>(d.numGraphs(), 16); ++g)
+    ids.push_back(int32_t(d.numGraphs() - 1 - g));
+  GraphBatch b = makeGraphBatch(d, ids, true);
+  if (!b.graph.graphOffsetsError().empty())
+    std::abort();
+}
+
+/// A TU folder: A, graph_indicator, graph_labels, node_labels and
+/// node_attributes (an empty part leaves the optional ones out).
+[[maybe_unused]] void tu(const uint8_t *data, size_t size) {
+  static const char *names[] = {"A", "graph_indicator", "graph_labels",
+                                "node_labels", "node_attributes"};
+  auto p = fuzz::parts(data, size, 5);
+  for (size_t i = 0; i < 5; ++i) {
+    std::string name = std::string("tu/F_") + names[i] + ".txt";
+    fuzz::write(name, p[i]);
+    if (i >= 3 && p[i].empty())
+      std::remove((fuzz::dir() + "/" + name).c_str());
+  }
+  auto d = loadTUDataset(fuzz::dir() + "/tu");
+  if (d)
+    checkGraphs(*d);
+  fuzz::drop(std::move(d));
+}
+
+[[maybe_unused]] void graphNpz(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write("graphs.npz", fuzz::bytes(data, size));
+  auto d = loadGraphDatasetNpz(path);
+  if (d)
+    checkGraphs(*d);
+  fuzz::drop(std::move(d));
+}
+
 [[maybe_unused]] void params(const uint8_t *data, size_t size) {
   std::string path = fuzz::write("params.txt", fuzz::bytes(data, size));
   fuzz::drop(loadParamsFile(path));
@@ -194,9 +242,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   params(data, size);
 #elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_checkpoint
   checkpoint(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_tu
+  tu(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_graphnpz
+  graphNpz(data, size);
 #else
 #error                                                                         \
-    "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params or checkpoint"
+    "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params, checkpoint, tu or graphnpz"
 #endif
   return 0;
 }

@@ -79,6 +79,22 @@ np.savez(b, src=np.array([0, 1]), dst=np.array([1, 2]), x=np.ones((3, 2)),
          valid_idx=np.array([1]), test_idx=np.array([2]))
 put("npz", "src-dst-idx", b.getvalue())
 
+# Datasets of many graphs: a TU folder (A, graph_indicator, graph_labels,
+# node_labels, node_attributes; the last two optional) and its .npz.
+tu = [b"1, 2\n2, 1\n2, 3\n3, 2\n4, 5\n5, 4\n", b"1\n1\n1\n2\n2\n",
+      b"-1\n1\n", b"7\n3\n7\n5\n3\n", b"0.5, 1\n2, 3\n-1, 0\n4, 4\n1e-3, 2\n"]
+put("tu", "small", SEP.join(tu))
+put("tu", "no-node-files", SEP.join(tu[:3] + [b"", b""]))
+b = io.BytesIO()
+np.savez(b, graph_offsets=np.array([0, 3, 5]), src=np.array([0, 1, 3]),
+         dst=np.array([1, 2, 4]), graph_labels=np.array([0, 1]),
+         x=np.eye(5, 2, dtype=np.float32))
+put("graphnpz", "offsets", b.getvalue())
+b = io.BytesIO()
+np.savez(b, graph_indicator=np.array([0, 0, 1, 1, 1]), src=np.array([0, 2]),
+         dst=np.array([1, 4]), graph_labels=np.array([1, 0]))
+put("graphnpz", "indicator", b.getvalue())
+
 ogb = [b"5\n", b"0.5,1,0\n1,0,0\n0,0,1\n0,1,1\n1,1,1\n",
        b"0\n1\n2\n0\n1\n", b"0,1\n0,4\n2,3\n", b"0\n1\n", b"2\n", b"4\n"]
 put("ogb", "plain", SEP.join(ogb))

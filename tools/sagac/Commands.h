@@ -88,6 +88,12 @@ struct TrainCommandOptions {
   /// Mini-batch training (api/MiniBatches.h): batchSize 0 is
   /// full batch; the fan-outs per layer, input layer first.
   MiniBatchOptions batches;
+  /// A dataset of many graphs (graph classification, GraphTrain.cpp):
+  /// --batch-size is graphs per step, --folds the cross-validation folds,
+  /// the learning rate decays by --lr-gamma every --lr-step epochs.
+  int32_t folds = 10;
+  unsigned lrStep = 0;
+  double lrGamma = 0.5;
   /// With batches and --partition: MassiveGNN's buffer of remote features.
   HaloBufferOptions buffer;
 };
@@ -95,6 +101,13 @@ struct TrainCommandOptions {
 /// Trains the model on the dataset's training split, printing a line per
 /// epoch and the final test accuracy. Returns the process exit status.
 int runTrain(const TrainCommandOptions &options);
+
+/// Whether --data is a dataset of many graphs (a TU folder, or --format
+/// graphs): `sagac train` then classifies graphs (runTrainGraphs).
+bool isGraphDataset(const RunOptions &options);
+/// `sagac train` on a dataset of many graphs: k-fold cross-validation of a
+/// graph classifier, batches of whole graphs.
+int runTrainGraphs(const TrainCommandOptions &options);
 
 /// `runTrain` as one MPI rank of a partitioned run (mpirun -np N sagac
 /// train ... --partition KIND): every rank trains the same model on its

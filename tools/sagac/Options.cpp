@@ -92,7 +92,8 @@ DataFlags::DataFlags(Commands &c)
            cl::sub(c.train)),
       format("format",
              cl::desc("Read --data as this format instead of detecting it: "
-                      "planetoid, ogb, npz, sgf, mtx, edgelist"),
+                      "planetoid, ogb, npz, sgf, mtx, edgelist; graphs (a "
+                      "dataset of many graphs: a TU folder or an .npz)"),
              cl::value_desc("name"), cl::sub(c.run), cl::sub(c.train),
              cl::sub(c.convert)),
       features("features",
@@ -199,7 +200,18 @@ TrainingFlags::TrainingFlags(Commands &c)
                         "file"),
                cl::value_desc("file.svg"), cl::sub(c.train)),
       quiet("quiet", cl::desc("No per-epoch progress lines"), cl::init(false),
-            cl::sub(c.train)) {}
+            cl::sub(c.train)),
+      folds("folds",
+            cl::desc("On a dataset of many graphs: stratified "
+                     "cross-validation folds (default 10)"),
+            cl::init(10), cl::value_desc("K"), cl::sub(c.train)),
+      lrStep("lr-step",
+             cl::desc("On a dataset of many graphs: multiply the learning "
+                      "rate by --lr-gamma every N epochs (default 0: never)"),
+             cl::init(0), cl::value_desc("N"), cl::sub(c.train)),
+      lrGamma("lr-gamma",
+              cl::desc("With --lr-step: the factor (default 0.5)"),
+              cl::init(0.5), cl::sub(c.train)) {}
 
 MiniBatchFlags::MiniBatchFlags(Commands &c)
     : batchSize("batch-size",

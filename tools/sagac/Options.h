@@ -111,6 +111,9 @@ struct TrainingFlags {
   cl::opt<std::string> saveParams;            // --save-params
   cl::opt<std::string> plotFile;              // --plot
   cl::opt<bool> quiet;                        // --quiet
+  cl::opt<int32_t> folds;                     // --folds
+  cl::opt<unsigned> lrStep;                   // --lr-step
+  cl::opt<double> lrGamma;                    // --lr-gamma
 };
 
 /// `train` on sampled mini-batches.

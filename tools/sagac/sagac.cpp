@@ -259,6 +259,9 @@ saga::TrainCommandOptions trainOptions(int64_t budget) {
   options.saveParams = t.saveParams;
   options.plot = t.plotFile;
   options.quiet = t.quiet;
+  options.folds = t.folds;
+  options.lrStep = t.lrStep;
+  options.lrGamma = t.lrGamma;
   options.run.partition = d.partition;
   options.run.costModel = d.costModelFile;
   options.run.partitionFile = d.partitionFile;
@@ -303,6 +306,13 @@ int checkBatchFlags() {
 /// `sagac train`: in one process, or across MPI ranks with --partition.
 int trainCommand(int64_t budget) {
   saga::TrainCommandOptions options = trainOptions(budget);
+  if (saga::isGraphDataset(options.run))
+    return saga::runTrainGraphs(options);
+  const TrainingFlags &t = flags().training;
+  if (t.folds.getNumOccurrences() || t.lrStep.getNumOccurrences() ||
+      t.lrGamma.getNumOccurrences())
+    return error("--folds, --lr-step and --lr-gamma train on a dataset of "
+                 "many graphs (a TU folder, or --format graphs)");
   if (checkBatchFlags())
     return 1;
   const DistributedFlags &d = flags().distributed;
