@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "api/GraphTrainer.h"
 #include "api/Model.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
@@ -319,6 +320,12 @@ private:
     return saga::train(*model, split, t, f);
   }
 
+public:
+  /// The compiled model, no longer this object's (cross-validation's
+  /// folds own theirs).
+  std::unique_ptr<Model> takeModel() { return std::move(model); }
+
+private:
   std::unique_ptr<Model> model;
   std::unique_ptr<Graph> graph;
   std::map<std::string, py::array_t<float>> kept; // arrays bound, no copy
@@ -370,6 +377,58 @@ py::dict datasetArrays(const std::string &path) {
   return out;
 }
 
+/// Graph classification: k-fold cross-validation of the model (a path or
+/// source text) on a dataset of many graphs (api/GraphTrainer.h).
+py::dict crossValidateGraphs(const std::string &text, bool isSource,
+                       const std::string &data, int32_t folds,
+                       unsigned epochs, int64_t batchSize, double lr,
+                       const std::string &optimizer, unsigned lrStep,
+                       double lrGamma, uint64_t seed, unsigned threads,
+                       unsigned optLevel, const std::string &device,
+                       const py::object &progress) {
+  GraphDataset d = check(loadGraphDataset(data));
+  GraphTrainOptions o;
+  o.train.epochs = epochs;
+  o.train.learningRate = lr;
+  if (optimizer == "adam")
+    o.train.optimizer = TrainOptions::Adam;
+  else if (optimizer == "sgd")
+    o.train.optimizer = TrainOptions::SGD;
+  else
+    throw py::value_error("optimizer must be 'adam' or 'sgd', not '" +
+                          optimizer + "'");
+  o.train.seed = seed;
+  o.batchSize = batchSize;
+  o.lrStep = lrStep;
+  o.lrGamma = lrGamma;
+  py::list history;
+  auto cv = saga::crossValidate(
+      [&]() -> llvm::Expected<std::unique_ptr<Model>> {
+        PyModel m = compile(text, isSource, optLevel, threads, {}, device);
+        return m.takeModel();
+      },
+      d, folds, o, [&](const GraphEpochStats &s) {
+        py::dict e;
+        e["fold"] = s.fold;
+        e["epoch"] = s.epoch;
+        e["loss"] = s.loss;
+        e["train_acc"] = s.trainAcc;
+        e["test_acc"] = s.testAcc;
+        e["seconds"] = s.seconds;
+        history.append(e);
+        if (!progress.is_none())
+          progress(e);
+      });
+  if (!cv)
+    raise(cv.takeError());
+  py::dict out;
+  out["history"] = history;
+  out["mean_test_acc"] = cv->meanTestAcc;
+  out["std_test_acc"] = cv->stdTestAcc;
+  out["best_epoch"] = cv->bestEpoch;
+  return out;
+}
+
 } // namespace
 
 PYBIND11_MODULE(_saga, m) {
@@ -382,6 +441,12 @@ PYBIND11_MODULE(_saga, m) {
         py::arg("outputs") = std::vector<std::string>(),
         py::arg("device") = "cpu");
   m.def("load_dataset", &datasetArrays, py::arg("path"));
+  m.def("cross_validate", &crossValidateGraphs, py::arg("text"),
+        py::arg("is_source"), py::arg("data"), py::arg("folds"),
+        py::arg("epochs"), py::arg("batch_size"), py::arg("lr"),
+        py::arg("optimizer"), py::arg("lr_step"), py::arg("lr_gamma"),
+        py::arg("seed"), py::arg("threads"), py::arg("opt_level"),
+        py::arg("device"), py::arg("progress"));
   py::class_<PyModel>(m, "Model")
       .def("set_graph", &PyModel::setGraph, py::arg("src"), py::arg("dst"),
            py::arg("num_vertices"), py::arg("graph_offsets") = py::none())

@@ -459,3 +459,37 @@ def test_compile_bad_device():
     with pytest.raises(ValueError, match="device must be 'cpu' or 'cuda'"):
         saga.compile(TINY, device="tpu")
     assert saga.compile(TINY).device.startswith("CPU")
+
+
+MUTAG = os.path.join(ROOT, "examples", "data", "MUTAG")
+GIN_MUTAG = os.path.join(ROOT, "examples", "gin-mutag.saga")
+
+
+def test_cross_validate_graphs():
+    seen = []
+    r = saga.cross_validate(GIN_MUTAG, MUTAG, folds=2, epochs=3,
+                            batch_size=64, lr_step=2, progress=seen.append)
+    assert [(e["fold"], e["epoch"]) for e in r["history"]] == [
+        (0, 1), (0, 2), (0, 3), (1, 1), (1, 2), (1, 3)]
+    assert seen == r["history"]
+    assert len(r["mean_test_acc"]) == 3 and 1 <= r["best_epoch"] <= 3
+    means = [np.mean([e["test_acc"] for e in r["history"]
+                      if e["epoch"] == k]) for k in (1, 2, 3)]
+    assert np.allclose(means, r["mean_test_acc"])
+    assert r["mean_test_acc"][r["best_epoch"] - 1] == max(r["mean_test_acc"])
+
+
+def test_cross_validate_errors():
+    with pytest.raises(saga.Error, match="cross-validation needs 2 to 188 folds"):
+        saga.cross_validate(GIN_MUTAG, MUTAG, folds=1, epochs=1)
+    with pytest.raises(saga.Error, match="features per vertex; MUTAG has 7"):
+        saga.cross_validate(GCN, MUTAG, folds=2, epochs=1)
+    with pytest.raises(saga.Error, match="holds one NAME_graph_indicator.txt; found none"):
+        saga.cross_validate(GIN_MUTAG, CORA, folds=2, epochs=1)
+
+
+def test_set_graph_offsets_are_checked():
+    m = saga.compile(TINY)
+    with pytest.raises(ValueError, match="graph offsets must run from 0"):
+        m.set_graph([0, 1], [1, 2], 3, graph_offsets=[0, 2])
+    m.set_graph([0, 1], [1, 2], 3, graph_offsets=[0, 1, 3])
