@@ -23,30 +23,6 @@ double secondsSince(std::chrono::steady_clock::time_point start) {
       .count();
 }
 
-/// The model's feature input (f32 per vertex) and label input (classes).
-llvm::Error findInputs(const Model &model, std::string &features,
-                       std::string &labels) {
-  for (const ValueInfo &in : model.inputs()) {
-    if (in.domain != ValueInfo::Vertex)
-      return llvm::createStringError(
-          "graph classification binds vertex inputs only; the model has an "
-          "edge input '" + in.name + "'");
-    std::string &name = in.dtype == DType::I32 ? labels : features;
-    if (!name.empty())
-      return llvm::createStringError(
-          "graph classification binds one feature input and one label "
-          "input; the model has two " +
-          std::string(in.dtype == DType::I32 ? "label" : "feature") +
-          " inputs ('" + name + "' and '" + in.name + "')");
-    name = in.name;
-  }
-  if (features.empty() || labels.empty())
-    return llvm::createStringError(
-        "graph classification needs a feature input ('vertex x: f32[F]') "
-        "and a label input ('vertex label: class[C]')");
-  return llvm::Error::success();
-}
-
 /// Binds the disjoint union of `ids` to the model.
 llvm::Error bindBatch(Model &model, const GraphDataset &data,
                  llvm::ArrayRef<int32_t> ids, const std::string &features,
@@ -112,9 +88,10 @@ saga::trainGraphs(Model &model, const GraphDataset &data,
         return llvm::createStringError(
             "graph " + std::to_string(g) + " is not in the dataset (" +
             std::to_string(data.numGraphs()) + " graphs)");
-  std::string features, labels;
-  if (llvm::Error e = findInputs(model, features, labels))
-    return std::move(e);
+  auto inputs = featureAndLabelInputs(model, "graph classification");
+  if (!inputs)
+    return inputs.takeError();
+  const std::string &features = inputs->features, &labels = inputs->labels;
   for (const ValueInfo &in : model.inputs()) {
     int64_t width = 1;
     for (int64_t d : in.shape)

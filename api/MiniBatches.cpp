@@ -105,22 +105,11 @@ llvm::Error MiniBatches::findInputs() {
         (options.fanouts.size() == 1 ? " layer" : " layers") +
         " but the model propagates over " + std::to_string(hops) +
         (hops == 1 ? " hop" : " hops") + ": give one fan-out per hop");
-  for (const ValueInfo &in : model.inputs()) {
-    if (in.domain != ValueInfo::Vertex)
-      continue;
-    std::string &name = in.dtype == DType::I32 ? labelName : featureName;
-    if (!name.empty())
-      return llvm::createStringError(
-          "mini-batches bind one feature input and one label input; the "
-          "model has two " +
-          std::string(in.dtype == DType::I32 ? "label" : "feature") +
-          " inputs ('" + name + "' and '" + in.name + "')");
-    name = in.name;
-  }
-  if (featureName.empty() || labelName.empty())
-    return llvm::createStringError(
-        "mini-batches need a model with an f32 vertex input and a label "
-        "input");
+  auto inputs = featureAndLabelInputs(model, "mini-batches");
+  if (!inputs)
+    return inputs.takeError();
+  featureName = inputs->features;
+  labelName = inputs->labels;
   return llvm::Error::success();
 }
 

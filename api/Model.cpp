@@ -581,3 +581,26 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   r.values = std::move(*results);
   return r;
 }
+
+llvm::Expected<FeatureAndLabel>
+saga::featureAndLabelInputs(const Model &model, llvm::StringRef who) {
+  FeatureAndLabel r;
+  for (const ValueInfo &in : model.inputs()) {
+    if (in.domain != ValueInfo::Vertex)
+      continue;
+    std::string &name = in.dtype == DType::I32 ? r.labels : r.features;
+    if (!name.empty())
+      return llvm::createStringError(
+          who.str() + ": the model must have one f32 vertex input (the "
+          "features) and one label input; it has two " +
+          (in.dtype == DType::I32 ? "label" : "feature") + " inputs ('" +
+          name + "' and '" + in.name + "')");
+    name = in.name;
+  }
+  if (r.features.empty() || r.labels.empty())
+    return llvm::createStringError(
+        who.str() + ": the model must have one f32 vertex input (the "
+        "features, 'vertex x: f32[F]') and one label input ('vertex label: "
+        "class[C]')");
+  return r;
+}

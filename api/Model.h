@@ -303,6 +303,16 @@ private:
   std::unique_ptr<Impl> impl;
 };
 
+/// The inputs a trainer binds per batch: the model's one f32 vertex input
+/// (the features) and its one class input (the labels); edge inputs are
+/// left to their defaults.
+struct FeatureAndLabel {
+  std::string features, labels;
+};
+/// `who` names the trainer in the errors ("mini-batches").
+llvm::Expected<FeatureAndLabel> featureAndLabelInputs(const Model &model,
+                                                      llvm::StringRef who);
+
 } // namespace saga
 
 #endif // SAGA_API_MODEL_H
