@@ -192,6 +192,7 @@ PY
 s_rmat_sgf() { bench/rmat_sgf.sh 8 "$work"; }
 s_accuracy() { EPOCHS=2 bench/accuracy.sh 1; }
 s_epoch() { THREADS=1 EPOCHS=2 REPEAT=1 bench/epoch.sh; }
+s_graphclass() { DATASETS=MUTAG EPOCHS=1 FOLDS=2 bench/graphclass.sh; }
 # Two builds compared: the same build twice.
 s_ab() { ROUNDS=1 SCALE=8 EPOCHS=1 CORA_EPOCHS=2 bench/ab.sh "$build" "$build" "$work"; }
 s_forward() {
@@ -248,7 +249,7 @@ s_minibatch_distributed() {
 # --- what cannot run here ------------------------------------------------------
 # Two lanes of about the same length with the peers installed (the peers'
 # steps spend seconds loading torch).
-lane_a="readers accuracy.sh epoch.sh forward.sh suite.sh fusion.sh
+lane_a="readers accuracy.sh epoch.sh graphclass.sh forward.sh suite.sh fusion.sh
   gen_large_saga.py"
 lane_b="ab.sh motion.sh intervals.sh partition.sh minibatch.sh python_epoch.sh
   readahead.sh outofcore_ram.sh outofcore.sh gemm.sh"
@@ -297,7 +298,7 @@ wait $lane_a_pid $lane_b_pid
 
 # Every script and peer in bench/ is run: a step of its own, or called by
 # one (new ones need a step above, or a place in this list).
-called="gat_baseline.py minibatch_baselines.py ooc_baselines.py peers.py
+called="gat_baseline.py graphclass_dgl.py minibatch_baselines.py ooc_baselines.py peers.py
   pytorch_gcn.py pytorch_reference.py suite_baselines.py smoke.sh"
 if [ -z "${SMOKE_ONLY:-}" ]; then
   run=" $(echo $lane_a $lane_b rmat_sgf.sh disk_random_reads.sh distributed.sh \

@@ -211,6 +211,6 @@ def readouts(g, x, label, mask, P):
 MODELS = {
     "gcn": gcn, "graphsage": graphsage, "gin": gin, "gat": gat, "ggcn": ggcn,
     "sgc": sgc, "appnp": appnp, "jknet": jknet, "gatv2": gatv2,
-    "gcnii": gcnii, "pna": pna, "gin-mutag": gin_mutag,
+    "gcnii": gcnii, "pna": pna, "gin-mutag": gin_mutag, "gin-proteins": gin_mutag,
     "readouts": readouts,
 }
