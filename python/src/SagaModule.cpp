@@ -69,6 +69,23 @@ std::vector<int32_t> ids(const py::array &a, const char *what, int64_t limit) {
   return out;
 }
 
+TrainOptions::Optimizer optimizerNamed(const std::string &name) {
+  if (name == "adam")
+    return TrainOptions::Adam;
+  if (name == "sgd")
+    return TrainOptions::SGD;
+  throw py::value_error("optimizer must be 'adam' or 'sgd', not '" + name +
+                        "'");
+}
+
+/// An epoch's metrics: kept in `history` and given to `progress` (if any).
+void report(py::list &history, const py::object &progress,
+            const py::dict &epoch) {
+  history.append(epoch);
+  if (!progress.is_none())
+    progress(epoch);
+}
+
 py::array_t<float> toNumpy(const Tensor &t) {
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   py::array_t<float> a(shape);
@@ -230,13 +247,7 @@ public:
     TrainOptions t;
     t.epochs = epochs;
     t.learningRate = lr;
-    if (optimizer == "adam")
-      t.optimizer = TrainOptions::Adam;
-    else if (optimizer == "sgd")
-      t.optimizer = TrainOptions::SGD;
-    else
-      throw py::value_error("optimizer must be 'adam' or 'sgd', not '" +
-                            optimizer + "'");
+    t.optimizer = optimizerNamed(optimizer);
     t.seed = seed;
     t.patience = patience;
     t.logPath = log;
@@ -263,9 +274,7 @@ public:
       e["val_acc"] = s.valAcc;
       e["test_acc"] = s.testAcc;
       e["seconds"] = s.seconds;
-      history.append(e);
-      if (!progress.is_none())
-        progress(e);
+      report(history, progress, e);
     });
     batches.reset(); // the whole graph's inputs back
     check(std::move(result));
@@ -390,13 +399,7 @@ py::dict crossValidateGraphs(const std::string &text, bool isSource,
   GraphTrainOptions o;
   o.train.epochs = epochs;
   o.train.learningRate = lr;
-  if (optimizer == "adam")
-    o.train.optimizer = TrainOptions::Adam;
-  else if (optimizer == "sgd")
-    o.train.optimizer = TrainOptions::SGD;
-  else
-    throw py::value_error("optimizer must be 'adam' or 'sgd', not '" +
-                          optimizer + "'");
+  o.train.optimizer = optimizerNamed(optimizer);
   o.train.seed = seed;
   o.batchSize = batchSize;
   o.lrStep = lrStep;
@@ -415,9 +418,7 @@ py::dict crossValidateGraphs(const std::string &text, bool isSource,
         e["train_acc"] = s.trainAcc;
         e["test_acc"] = s.testAcc;
         e["seconds"] = s.seconds;
-        history.append(e);
-        if (!progress.is_none())
-          progress(e);
+        report(history, progress, e);
       });
   if (!cv)
     raise(cv.takeError());

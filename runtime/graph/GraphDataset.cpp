@@ -55,17 +55,36 @@ llvm::Expected<std::vector<int64_t>> readIntegers(const std::string &path,
   return values;
 }
 
-/// Values in ascending order and each one's index among them.
-std::vector<int64_t> distinct(const std::vector<int64_t> &values) {
-  std::vector<int64_t> d = values;
-  std::sort(d.begin(), d.end());
-  d.erase(std::unique(d.begin(), d.end()), d.end());
-  return d;
+/// Values as classes: `distinct` gets the values in ascending order, the
+/// result each value's index among them.
+std::vector<int32_t> classesOf(const std::vector<int64_t> &values,
+                               std::vector<int64_t> &distinct) {
+  distinct = values;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()),
+                 distinct.end());
+  std::vector<int32_t> classes;
+  classes.reserve(values.size());
+  for (int64_t v : values)
+    classes.push_back(int32_t(
+        std::lower_bound(distinct.begin(), distinct.end(), v) -
+        distinct.begin()));
+  return classes;
 }
 
-int32_t indexOf(const std::vector<int64_t> &sorted, int64_t v) {
-  return int32_t(std::lower_bound(sorted.begin(), sorted.end(), v) -
-                 sorted.begin());
+/// A TU file of one integer label per graph or vertex (`count` of them, as
+/// `countedIn` counts them) as classes (classesOf).
+llvm::Expected<std::vector<int32_t>>
+readClasses(const std::string &path, const char *what, int64_t count,
+            const char *units, const std::string &countedIn,
+            std::vector<int64_t> &distinct) {
+  auto values = readIntegers(path, what);
+  if (!values)
+    return values.takeError();
+  if (int64_t(values->size()) != count)
+    return makeError(path + ": has " + Twine(values->size()) + " labels; " +
+                     countedIn + " has " + Twine(count) + " " + units);
+  return classesOf(*values, distinct);
 }
 
 /// Sorts the edges by graph (stably) and sets edgeOffsets.
@@ -160,16 +179,11 @@ llvm::Expected<GraphDataset> saga::loadTUDataset(const std::string &folder) {
   const int64_t V = int64_t(indicator->size()), G = d.numGraphs();
 
   std::string labelsPath = file("graph_labels");
-  auto labels = readIntegers(labelsPath, "graph label");
+  auto labels = readClasses(labelsPath, "graph label", G, "graphs",
+                            indicatorPath, d.labelValues);
   if (!labels)
     return labels.takeError();
-  if (int64_t(labels->size()) != G)
-    return makeError(labelsPath + ": has " + Twine(labels->size()) +
-                     " labels; " + indicatorPath + " has " + Twine(G) +
-                     " graphs");
-  d.labelValues = distinct(*labels);
-  for (int64_t l : *labels)
-    d.graphLabels.push_back(indexOf(d.labelValues, l));
+  d.graphLabels = std::move(*labels);
   if (Error e = checkClasses(d, labelsPath))
     return std::move(e);
 
@@ -206,16 +220,11 @@ llvm::Expected<GraphDataset> saga::loadTUDataset(const std::string &folder) {
   std::vector<int32_t> nodeClass;
   std::string nodeLabelsPath = file("node_labels");
   if (llvm::sys::fs::exists(nodeLabelsPath)) {
-    auto nl = readIntegers(nodeLabelsPath, "node label");
+    auto nl = readClasses(nodeLabelsPath, "node label", V, "vertices",
+                          indicatorPath, nodeValues);
     if (!nl)
       return nl.takeError();
-    if (int64_t(nl->size()) != V)
-      return makeError(nodeLabelsPath + ": has " + Twine(nl->size()) +
-                       " labels; " + indicatorPath + " has " + Twine(V) +
-                       " vertices");
-    nodeValues = distinct(*nl);
-    for (int64_t l : *nl)
-      nodeClass.push_back(indexOf(nodeValues, l));
+    nodeClass = std::move(*nl);
   }
   std::vector<float> attributes;
   int64_t A = 0;
@@ -326,9 +335,7 @@ saga::loadGraphDatasetNpz(const std::string &path) {
   std::vector<int64_t> values;
   for (int64_t g = 0; g < G; ++g)
     values.push_back(labels->asInt(g));
-  d.labelValues = distinct(values);
-  for (int64_t l : values)
-    d.graphLabels.push_back(indexOf(d.labelValues, l));
+  d.graphLabels = classesOf(values, d.labelValues);
   if (Error e = checkClasses(d, path))
     return std::move(e);
   if (src->size() != dst->size())
