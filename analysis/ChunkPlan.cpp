@@ -251,8 +251,9 @@ ScheduleOp saga::writeSchedule(ModelOp model, const ChunkPlan &cp) {
 llvm::Expected<ChunkPlan> saga::readSchedule(ScheduleOp schedule) {
   auto model = schedule->getParentOfType<ModelOp>();
   ChunkPlan out;
-  out.graph = {int64_t(schedule.getVertices()), int64_t(schedule.getEdges()),
-               {}};
+  out.graph = GraphSize();
+  out.graph.vertices = int64_t(schedule.getVertices());
+  out.graph.edges = int64_t(schedule.getEdges());
   out.budget = schedule.getBudget();
   ArrayRef<int32_t> bounds = schedule.getIntervals();
   int64_t parts = int64_t(bounds.size()) - 1;

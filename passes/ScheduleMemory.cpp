@@ -95,7 +95,7 @@ struct ScheduleMemory
                              "(run saga-lower-to-plan first)";
         return signalPassFailure();
       }
-      GraphSize size{vertices, edges, {}};
+      GraphSize size{vertices, edges, {}, {}, {}};
       if (!emptyChunks.empty()) {
         std::vector<int64_t> empty(emptyChunks.begin(), emptyChunks.end());
         size.occupancy = [empty](const std::vector<int32_t> &bounds) {

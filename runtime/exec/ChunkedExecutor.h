@@ -42,7 +42,12 @@ namespace saga {
 
 /// A graph in memory as the planner sees it (analysis/PlanMemory.h): its
 /// size only, nothing known about its chunks.
-inline GraphSize sizeOf(const Graph &g) { return {g.numVertices, g.numEdges, {}}; }
+inline GraphSize sizeOf(const Graph &g) {
+  GraphSize s;
+  s.vertices = g.numVertices;
+  s.edges = g.numEdges;
+  return s;
+}
 
 /// Memory plans already made (the interval problem and ROC's plan for a
 /// model, graph and budget): every training step reuses its plan.
