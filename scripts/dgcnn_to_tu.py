@@ -24,6 +24,9 @@ def convert(source, folder, name):
 
     def take():
         nonlocal at
+        if at == len(lines):
+            sys.exit(f"{source}: ends after {at} nonblank lines; the counts "
+                     "in it promise more")
         at += 1
         return lines[at - 1]
 
@@ -36,6 +39,9 @@ def convert(source, folder, name):
         for i in range(n):
             row = take()
             tag, m = int(row[0]), int(row[1])
+            if len(row) < 2 + m:
+                sys.exit(f"{source}: graph {g + 1}, node {i}: {m} neighbours "
+                         f"announced, {len(row) - 2} given")
             for nb in row[2:2 + m]:
                 nb = int(nb)
                 if not 0 <= nb < n:
@@ -47,6 +53,8 @@ def convert(source, folder, name):
             if len(row) > 2 + m:
                 attributes.append(row[2 + m:])
         base += n
+    if at != len(lines):
+        sys.exit(f"{source}: {len(lines) - at} lines after the last graph")
     if attributes and len(attributes) != base:
         sys.exit(f"{source}: {len(attributes)} of {base} nodes have "
                  "attributes")

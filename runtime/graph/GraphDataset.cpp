@@ -4,6 +4,7 @@
 
 #include "runtime/graph/Numpy.h"
 #include "runtime/graph/TextReader.h"
+#include "runtime/memory/MemoryLimit.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
@@ -28,7 +29,7 @@ void commaFields(StringRef line, llvm::SmallVectorImpl<StringRef> &out) {
 }
 
 /// The integer lines of a TU file (one value each; blank lines at the end
-/// allowed), at most `limit` of them when it is not negative.
+/// allowed).
 llvm::Expected<std::vector<int64_t>> readIntegers(const std::string &path,
                                                   const char *what) {
   auto buf = readFile(path);
@@ -85,6 +86,50 @@ readClasses(const std::string &path, const char *what, int64_t count,
     return makeError(path + ": has " + Twine(values->size()) + " labels; " +
                      countedIn + " has " + Twine(count) + " " + units);
   return classesOf(*values, distinct);
+}
+
+/// Graph offsets from each vertex's graph id (ids from `first`,
+/// nondecreasing, none skipped): the index of the first id that breaks
+/// this, or -1.
+int64_t offsetsFromIndicator(const std::vector<int64_t> &graphOf, int64_t first,
+                             std::vector<int64_t> &offsets) {
+  offsets.clear();
+  for (size_t v = 0; v < graphOf.size(); ++v) {
+    int64_t next = first + int64_t(offsets.size()); // a new graph's id
+    if (graphOf[v] == next)
+      offsets.push_back(int64_t(v));
+    else if (v == 0 || graphOf[v] != next - 1)
+      return int64_t(v);
+  }
+  offsets.push_back(int64_t(graphOf.size()));
+  return -1;
+}
+
+/// What is wrong with graphOf[v], the id offsetsFromIndicator stopped at.
+std::string indicatorProblem(const std::vector<int64_t> &graphOf, size_t v,
+                             int64_t first) {
+  int64_t g = graphOf[v];
+  if (v == 0)
+    return ("graph id " + Twine(g) + " comes first; graph ids start at " +
+            Twine(first))
+        .str();
+  int64_t current = graphOf[v - 1];
+  return ("graph id " + Twine(g) + " follows " + Twine(current) + ": " +
+          (g > current ? "graph " + Twine(current + 1) + " has no vertices"
+                       : Twine("a graph's vertices must be consecutive")))
+      .str();
+}
+
+/// Refuses, before the features are allocated, a dataset whose features
+/// [V, F] and batch of every graph (makeGraphBatch, self loops) do not fit.
+llvm::Error checkFits(const GraphDataset &d, int64_t F,
+                      const std::string &where, const Twine &features) {
+  int64_t V = d.numVertices(), E = int64_t(d.src.size());
+  if (std::string why = Graph::sizeError(V, E, true); !why.empty())
+    return makeError(where + ": " + why);
+  return checkMemory(
+      saturatingAdd(bytesOf({V, F}, 4), Graph::buildBytes(V, E, true)),
+      where + ": " + features + " and " + Twine(E) + " edges");
 }
 
 /// Sorts the edges by graph (stably) and sets edgeOffsets.
@@ -157,25 +202,9 @@ llvm::Expected<GraphDataset> saga::loadTUDataset(const std::string &folder) {
     return makeError(indicatorPath + ": has no vertices");
   if (indicator->size() > size_t(kMaxVertices))
     return makeError(indicatorPath + ": more than 2^31 - 1 vertices");
-  d.graphOffsets.push_back(0);
-  for (size_t v = 0; v < indicator->size(); ++v) {
-    int64_t g = (*indicator)[v], current = d.numGraphs();
-    if (g == current + 1) {
-      d.graphOffsets.push_back(int64_t(v));
-      continue;
-    }
-    if (g != current || v == 0)
-      return makeError(
-          indicatorPath + ":" + Twine(v + 1) + ": graph id " + Twine(g) +
-          (v == 0 ? " comes first; graph ids start at 1"
-           : g > current
-               ? " follows " + Twine(current) +
-                     ": graph " + Twine(current + 1) + " has no vertices"
-               : " follows " + Twine(current) +
-                     ": a graph's vertices must be consecutive"));
-  }
-  d.graphOffsets.erase(d.graphOffsets.begin()); // the leading 0 pushed twice
-  d.graphOffsets.push_back(int64_t(indicator->size()));
+  if (int64_t v = offsetsFromIndicator(*indicator, 1, d.graphOffsets); v >= 0)
+    return makeError(indicatorPath + ":" + Twine(v + 1) + ": " +
+                     indicatorProblem(*indicator, size_t(v), 1));
   const int64_t V = int64_t(indicator->size()), G = d.numGraphs();
 
   std::string labelsPath = file("graph_labels");
@@ -257,6 +286,11 @@ llvm::Expected<GraphDataset> saga::loadTUDataset(const std::string &folder) {
                        indicatorPath + " has " + Twine(V) + " vertices");
   }
   int64_t L = int64_t(nodeValues.size()), F = L + A;
+  if (Error e = checkFits(
+          d, std::max<int64_t>(F, 1), folder,
+          Twine(V) + " vertices x " + Twine(F) + " feature columns (" +
+              Twine(L) + " node labels one-hot, " + Twine(A) + " attributes)"))
+    return std::move(e);
   d.features = Tensor({V, std::max<int64_t>(F, 1)});
   float *x = d.features.f32();
   for (int64_t v = 0; v < V; ++v) {
@@ -303,25 +337,18 @@ saga::loadGraphDatasetNpz(const std::string &path) {
     for (int64_t i = 0; i < offsets->size(); ++i)
       d.graphOffsets.push_back(offsets->asInt(i));
   } else {
-    d.graphOffsets.push_back(0);
-    int64_t n = indicator->size();
-    for (int64_t v = 0; v < n; ++v) {
-      int64_t g = indicator->asInt(v), current = d.numGraphs() - 1;
-      if (g == current + 1 && v > 0)
-        d.graphOffsets.push_back(v);
-      else if (g != current + (v == 0 ? 1 : 0))
-        return makeError(path + ": graph_indicator[" + Twine(v) + "] is " +
-                         Twine(g) + (v == 0 ? "; graphs start at 0"
-                                            : " after " + Twine(current) +
-                                                  ": graphs must be "
-                                                  "consecutive and nonempty"));
-    }
-    d.graphOffsets.push_back(n);
+    std::vector<int64_t> graphOf;
+    for (int64_t v = 0; v < indicator->size(); ++v)
+      graphOf.push_back(indicator->asInt(v));
+    if (int64_t v = offsetsFromIndicator(graphOf, 0, d.graphOffsets); v >= 0)
+      return makeError(path + ": graph_indicator[" + Twine(v) +
+                       "]: " + indicatorProblem(graphOf, size_t(v), 0));
   }
   int64_t G = d.numGraphs();
-  if (G < 1 || d.graphOffsets.front() != 0)
-    return makeError(path + ": graph_offsets must start at 0 and name a "
-                            "graph at least");
+  if (G < 1)
+    return makeError(path + ": holds no graph");
+  if (d.graphOffsets.front() != 0)
+    return makeError(path + ": graph_offsets must start at 0");
   for (int64_t g = 0; g < G; ++g)
     if (d.graphOffsets[g + 1] <= d.graphOffsets[g])
       return makeError(path + ": graph " + Twine(g) + " has no vertices "
@@ -358,17 +385,24 @@ saga::loadGraphDatasetNpz(const std::string &path) {
     d.src.push_back(int32_t(a));
     d.dst.push_back(int32_t(b));
   }
+  if (x && (x->kind != 'f' || x->shape.size() != 2 || x->shape[0] != V ||
+            x->shape[1] < 1))
+    return makeError(path + ": x must be a float array of " + Twine(V) +
+                     " rows (one per vertex) and one column or more");
+  int64_t F = x ? x->shape[1] : 1;
+  if (Error e =
+          checkFits(d, F, path,
+                    Twine(V) + " vertices x " + Twine(F) +
+                        (F == 1 ? " feature column" : " feature columns")))
+    return std::move(e);
   if (x) {
-    if (x->kind != 'f' || x->shape.size() != 2 || x->shape[0] != V)
-      return makeError(path + ": x must be a float array of " + Twine(V) +
-                       " rows (one per vertex)");
-    d.features = Tensor({V, x->shape[1]});
+    d.features = Tensor({V, F});
     for (int64_t i = 0; i < x->size(); ++i) {
-      double v = x->asDouble(i);
+      float v = float(x->asDouble(i));
       if (!std::isfinite(v))
-        return makeError(path + ": x[" + Twine(i / x->shape[1]) + ", " +
-                         Twine(i % x->shape[1]) + "] is not finite");
-      d.features.f32()[i] = float(v);
+        return makeError(path + ": x[" + Twine(i / F) + ", " + Twine(i % F) +
+                         "] is not finite in float32");
+      d.features.f32()[i] = v;
     }
   } else {
     d.features = Tensor({V, 1});

@@ -6,7 +6,9 @@
 // NAME_graph_labels.txt, optional NAME_node_labels.txt and
 // NAME_node_attributes.txt in one folder) or from an .npz; batched into
 // disjoint unions for training; split into stratified folds for
-// cross-validation. Malformed input is an error naming the file and line.
+// cross-validation. Malformed input is an error naming the file and line;
+// a dataset whose features and batch of every graph cannot fit is refused
+// before they are allocated (runtime/memory/MemoryLimit.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,9 +53,10 @@ struct GraphDataset {
 llvm::Expected<GraphDataset> loadTUDataset(const std::string &folder);
 
 /// An .npz of arrays `graph_offsets` (int, G + 1; or `graph_indicator`:
-/// int, V, each vertex's 0-based graph, nondecreasing), `src` and `dst`
-/// (int, E), `graph_labels` (int, G, classes from 0) and optionally `x`
-/// (float, [V, F]; default a column of ones).
+/// int, V, each vertex's 0-based graph, nondecreasing, none skipped),
+/// `src` and `dst` (int, E), `graph_labels` (int, G; the classes are its
+/// values in ascending order) and optionally `x` (float, [V, F]; default a
+/// column of ones).
 llvm::Expected<GraphDataset> loadGraphDatasetNpz(const std::string &path);
 /// Writes what loadGraphDatasetNpz reads (graph_offsets, src, dst,
 /// graph_labels as classes, x).

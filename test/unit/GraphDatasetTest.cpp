@@ -1,12 +1,14 @@
 //===- GraphDatasetTest.cpp - TU folders, .npz, batches and folds ---------===//
 //
 // The bundled MUTAG and PROTEINS, hand-written TU folders checked field by
-// field, every malformed input's message in full (file, line, problem), the
-// .npz round trip, batches of graphs and stratified folds.
+// field, every malformed input's message in full (file, line, problem),
+// sizes refused before allocating, the .npz round trip and its
+// graph_indicator form, batches of graphs and stratified folds.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/graph/GraphDataset.h"
+#include "runtime/graph/Numpy.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -15,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <numeric>
 
@@ -155,6 +158,93 @@ TEST(GraphDataset, ReportsEachMalformedFileAtItsLine) {
   llvm::sys::fs::remove(gi);
   EXPECT_EQ(errorOf(loadTUDataset(t.dir)),
             t.dir + ": a TU dataset folder holds one NAME_graph_indicator.txt; found none");
+}
+
+TEST(GraphDataset, NamesAMissingOrAmbiguousDataset) {
+  TUFolder t("folder");
+  t.writeSmall();
+  llvm::sys::fs::remove(t.path("graph_labels"));
+  EXPECT_EQ(errorOf(loadTUDataset(t.dir))
+                .rfind("cannot open " + t.path("graph_labels") + ": ", 0),
+            0u);
+  t.writeSmall();
+  std::error_code ec;
+  llvm::raw_fd_ostream(t.dir + "/U_graph_indicator.txt", ec) << "1\n";
+  EXPECT_EQ(errorOf(loadTUDataset(t.dir)),
+            t.dir + ": a TU dataset folder holds one "
+                    "NAME_graph_indicator.txt; found T, U");
+}
+
+// One-hot node labels are as wide as the labels are many: a small file
+// can ask for V x V floats, refused before they are allocated.
+TEST(GraphDataset, RefusesFeaturesThatCannotFit) {
+  setenv("SAGA_AVAILABLE_MEMORY", "1M", 1);
+  TUFolder t("memory");
+  std::string indicator, nodeLabels;
+  for (int v = 0; v < 1000; ++v) {
+    indicator += v < 500 ? "1\n" : "2\n";
+    nodeLabels += std::to_string(v) + "\n";
+  }
+  t.writeSmall();
+  t.write("A", "");
+  t.write("graph_indicator", indicator);
+  t.write("node_labels", nodeLabels);
+  EXPECT_EQ(errorOf(loadTUDataset(t.dir)),
+            t.dir + ": 1000 vertices x 1000 feature columns (1000 node "
+                    "labels one-hot, 0 attributes) and 0 edges needs "
+                    "3.85 MiB; 1.00 MiB is available (SAGA_AVAILABLE_MEMORY)");
+  // An .npz's offsets can name 2^31 - 1 vertices in a few bytes.
+  std::vector<int64_t> offsets{0, 1, (int64_t(1) << 31) - 1};
+  std::vector<int32_t> none, labels{0, 1};
+  std::string path = t.dir + "/huge.npz";
+  ASSERT_FALSE(
+      bool(writeNpz(path, {{"graph_offsets", "<i8", {3}, offsets.data(), 24},
+                           {"src", "<i4", {0}, none.data(), 0},
+                           {"dst", "<i4", {0}, none.data(), 0},
+                           {"graph_labels", "<i4", {2}, labels.data(), 8}})));
+  EXPECT_EQ(errorOf(loadGraphDatasetNpz(path)),
+            path + ": 2147483647 vertices x 1 feature column and 0 edges "
+                   "needs 88.0 GiB; 1.00 MiB is available "
+                   "(SAGA_AVAILABLE_MEMORY)");
+}
+
+TEST(GraphDataset, ReadsAnNpzByGraphIndicator) {
+  TUFolder t("npz-indicator");
+  std::string path = t.dir + "/ind.npz";
+  auto write = [&](std::vector<int64_t> indicator) {
+    std::vector<int32_t> src{0, 1, 3}, dst{1, 2, 4}, labels{5, 2};
+    return writeNpz(path, {{"graph_indicator",
+                            "<i8",
+                            {int64_t(indicator.size())},
+                            indicator.data(),
+                            indicator.size() * 8},
+                           {"src", "<i4", {3}, src.data(), 12},
+                           {"dst", "<i4", {3}, dst.data(), 12},
+                           {"graph_labels", "<i4", {2}, labels.data(), 8}});
+  };
+  ASSERT_FALSE(bool(write({0, 0, 0, 1, 1})));
+  auto d = loadGraphDatasetNpz(path);
+  ASSERT_TRUE(bool(d)) << llvm::toString(d.takeError());
+  EXPECT_EQ(d->name, "ind");
+  EXPECT_EQ(d->graphOffsets, (std::vector<int64_t>{0, 3, 5}));
+  EXPECT_EQ(d->edgeOffsets, (std::vector<int64_t>{0, 2, 3}));
+  EXPECT_EQ(d->graphLabels, (std::vector<int32_t>{1, 0}));
+  EXPECT_EQ(d->labelValues, (std::vector<int64_t>{2, 5}));
+  ASSERT_EQ(d->features.shape(), (std::vector<int64_t>{5, 1}));
+  EXPECT_EQ(std::vector<float>(d->features.f32(), d->features.f32() + 5),
+            std::vector<float>(5, 1.0f));
+  ASSERT_FALSE(bool(write({1, 1, 1, 2, 2})));
+  EXPECT_EQ(errorOf(loadGraphDatasetNpz(path)),
+            path + ": graph_indicator[0]: graph id 1 comes first; graph ids "
+                   "start at 0");
+  ASSERT_FALSE(bool(write({0, 0, 0, 2, 2})));
+  EXPECT_EQ(errorOf(loadGraphDatasetNpz(path)),
+            path + ": graph_indicator[3]: graph id 2 follows 0: graph 1 has "
+                   "no vertices");
+  ASSERT_FALSE(bool(write({0, 0, 1, 0, 1})));
+  EXPECT_EQ(errorOf(loadGraphDatasetNpz(path)),
+            path + ": graph_indicator[3]: graph id 0 follows 1: a graph's "
+                   "vertices must be consecutive");
 }
 
 TEST(GraphDataset, RoundTripsThroughNpz) {
