@@ -7,10 +7,12 @@
 #include "dialect/Saga.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -258,6 +260,11 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
     out.pieces.push_back(piece);
     return int(p.tensors.size()) - 1;
   };
+  // The tensors' names are the values' SSA names, from one AsmState of
+  // the whole module: Value::printAsOperand without one builds (and
+  // verifies) the module's state for every call, quadratic in the plan's
+  // size (seconds for an unfused -O0 plan).
+  std::optional<AsmState> names;
   auto tensorsOf = [&](Value v, bool input) -> const std::vector<int> & {
     auto it = index.find(v);
     if (it != index.end())
@@ -276,7 +283,13 @@ PlanMemory saga::planMemoryProblem(ModelOp plan, GraphSize graph,
     }
     std::string name;
     llvm::raw_string_ostream os(name);
-    v.printAsOperand(os, OpPrintingFlags());
+    if (!names) {
+      Operation *top = plan;
+      while (top->getParentOp())
+        top = top->getParentOp();
+      names.emplace(top, OpPrintingFlags().assumeVerified());
+    }
+    v.printAsOperand(os, *names);
     auto d = dyn_cast<DomainType>(v.getType());
     if (!out.splitsByInterval(v.getType())) {
       ts.push_back(newTensor(os.str(), bytes, input,

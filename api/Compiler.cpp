@@ -130,12 +130,16 @@ llvm::Error saga::compileModel(llvm::StringRef source, llvm::StringRef name,
   if (!kernels)
     return kernels.takeError();
   impl->stats.jit = (*kernels)->compileSeconds();
+  impl->stats.kernelSets = 1;
+  impl->stats.kernelSetsCached = (*kernels)->fromCache();
   impl->kernels = cpuKernelDevice(std::move(*kernels));
   if (options.training) {
     auto trainKernels = CpuKernels::compile(*impl->trainPlan);
     if (!trainKernels)
       return trainKernels.takeError();
     impl->stats.jit += (*trainKernels)->compileSeconds();
+    impl->stats.kernelSets += 1;
+    impl->stats.kernelSetsCached += (*trainKernels)->fromCache();
     impl->trainKernels = cpuKernelDevice(std::move(*trainKernels));
   }
   return llvm::Error::success();

@@ -75,6 +75,9 @@ struct CompileOptions {
 /// Time spent in each compile phase, in seconds.
 struct CompileStats {
   double frontEnd = 0, lowering = 0, jit = 0;
+  /// Kernel sets (inference, training) whose object code came from the
+  /// CPU object cache (CpuKernels::objectCacheFolder()), of `kernelSets`.
+  int kernelSetsCached = 0, kernelSets = 0;
   double total() const { return frontEnd + lowering + jit; }
 };
 

@@ -2,6 +2,7 @@
 
 #include "emulator/Emulator.h"
 #include "emulator/cuda_emulator_abi.h" // IWYU pragma: keep
+#include "support/DiskCache.h"
 
 #include <boost/context/detail/fcontext.hpp>
 
@@ -421,14 +422,14 @@ std::string readAll(const std::string &path) {
   return ss.str();
 }
 
+/// The modules' folder: the CUDA cache's `emulated/` (support/DiskCache.h);
+/// with SAGA_CUDA_CACHE=off, one of this process's own (dlopen needs a
+/// file).
 std::string defaultCache() {
-  if (const char *d = std::getenv("SAGA_CUDA_CACHE"))
-    return std::string(d) + "/emulated";
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return std::string(x) + "/saga/cuda/emulated";
-  if (const char *h = std::getenv("HOME"); h && *h)
-    return std::string(h) + "/.cache/saga/cuda/emulated";
-  return "/tmp/saga-cuda-cache/emulated";
+  std::string f = saga::disk_cache::folder("SAGA_CUDA_CACHE", "cuda");
+  if (f.empty())
+    return "/tmp/saga-emulated-" + std::to_string(getpid());
+  return f + "/emulated";
 }
 
 std::string quote(const std::string &s) {

@@ -23,15 +23,30 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "support/DiskCache.h"
+#include "llvm/Config/llvm-config.h"
+#include "llvm/ExecutionEngine/Orc/ExecutionUtils.h"
 #include "llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h"
+#include "llvm/ExecutionEngine/Orc/LLJIT.h"
+#include "llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h"
+#include "llvm/ExecutionEngine/SectionMemoryManager.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/TargetSelect.h"
+#include "llvm/ADT/StringExtras.h"
 
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <vector>
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace saga;
@@ -81,15 +96,113 @@ namespace {
 /// LeakSanitizer does not report them (make test-asan).
 std::atomic<bool> exiting{false};
 void markExiting() { exiting = true; }
-auto *keptMutex = new std::mutex(); // both outlive static destructors
+auto *keptMutex = new std::mutex(); // all three outlive static destructors
 auto *kept = new std::vector<std::unique_ptr<ExecutionEngine>>();
+auto *keptLoaded = new std::vector<std::unique_ptr<llvm::orc::LLJIT>>();
+
+/// This build of Saga: the path, size and modification time of the binary
+/// that holds this code (a rebuilt Saga keys new cache entries, so a
+/// changed lowering never meets an old object).
+const std::string &buildIdentity() {
+  static const std::string id = [] {
+    std::string path;
+    Dl_info info;
+    if (dladdr(reinterpret_cast<void *>(&markExiting), &info) &&
+        info.dli_fname && std::strchr(info.dli_fname, '/'))
+      path = info.dli_fname;
+    struct stat st;
+    if (path.empty() || stat(path.c_str(), &st) != 0) {
+      char exe[4096];
+      ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+      path = n > 0 ? std::string(exe, size_t(n)) : std::string("unknown");
+      if (stat(path.c_str(), &st) != 0)
+        return path;
+    }
+    return path + "|" + std::to_string(st.st_size) + "|" +
+           std::to_string(st.st_mtim.tv_sec) + "." +
+           std::to_string(st.st_mtim.tv_nsec);
+  }();
+  return id;
+}
+
+/// The cache entry's name: a hash of the kernels' IR and of everything
+/// else their object code depends on.
+std::string cacheKey(ModuleOp kernels,
+                     const llvm::orc::JITTargetMachineBuilder &host) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernels.print(os);
+  llvm::SHA256 hash;
+  hash.update(text);
+  hash.update(std::string("|exact math ") +
+              (getenv("SAGA_EXACT_MATH") ? "1" : "0"));
+  hash.update("|llvm " LLVM_VERSION_STRING "|" + host.getCPU() + "|" +
+              host.getFeatures().getString() + "|" + buildIdentity());
+  return llvm::toHex(hash.final(), /*LowerCase=*/true);
+}
+
+/// The object file at `path` linked into a fresh JIT, as MLIR's
+/// ExecutionEngine links what it compiles (RuntimeDyld, the process's own
+/// symbols for libm), and the packed entry of each of `names` looked up.
+/// Any failure is a miss: the caller compiles.
+std::unique_ptr<llvm::orc::LLJIT>
+loadCached(const std::string &path, llvm::orc::JITTargetMachineBuilder host,
+           const std::vector<std::string> &names,
+           llvm::StringMap<CpuKernels::Packed> &kernels) {
+  std::string object;
+  if (!disk_cache::read(path, object) || object.empty())
+    return nullptr;
+  auto jit =
+      llvm::orc::LLJITBuilder()
+          .setJITTargetMachineBuilder(std::move(host))
+          .setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession &es) {
+            return std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+                es, [](const llvm::MemoryBuffer &) {
+                  return std::make_unique<llvm::SectionMemoryManager>();
+                });
+          })
+          .create();
+  if (!jit) {
+    llvm::consumeError(jit.takeError());
+    return nullptr;
+  }
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+      (*jit)->getDataLayout().getGlobalPrefix());
+  if (!process) {
+    llvm::consumeError(process.takeError());
+    return nullptr;
+  }
+  (*jit)->getMainJITDylib().addGenerator(std::move(*process));
+  if (llvm::Error e = (*jit)->addObjectFile(
+          llvm::MemoryBuffer::getMemBufferCopy(object, path))) {
+    llvm::consumeError(std::move(e));
+    return nullptr;
+  }
+  for (const std::string &name : names) {
+    // MLIR's packed wrapper of each function (ExecutionEngine::lookupPacked).
+    auto sym = (*jit)->lookup("_mlir_" + name);
+    if (!sym) {
+      llvm::consumeError(sym.takeError());
+      return nullptr;
+    }
+    kernels[name] = sym->toPtr<CpuKernels::Packed>();
+  }
+  return std::move(*jit);
+}
 } // namespace
 
 CpuKernels::~CpuKernels() {
-  if (exiting && engine) {
+  if (exiting && (engine || loaded)) {
     std::lock_guard<std::mutex> lock(*keptMutex);
-    kept->push_back(std::move(engine));
+    if (engine)
+      kept->push_back(std::move(engine));
+    if (loaded)
+      keptLoaded->push_back(std::move(loaded));
   }
+}
+
+std::string CpuKernels::objectCacheFolder() {
+  return disk_cache::folder("SAGA_CPU_CACHE", "cpu");
 }
 
 llvm::Expected<std::unique_ptr<CpuKernels>>
@@ -116,8 +229,40 @@ CpuKernels::compile(ModuleOp plan) {
   if (names.empty())
     return result;
 
+  static bool targetsReady = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)targetsReady;
+  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
+  if (!tmBuilder)
+    return tmBuilder.takeError();
+  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+
+  std::string folder = objectCacheFolder(), entry;
+  if (!folder.empty()) {
+    entry = folder + "/" + cacheKey(*kernels, *tmBuilder) + ".o";
+    if ((result->loaded =
+             loadCached(entry, *tmBuilder, names, result->kernels))) {
+      result->cached = true;
+      result->seconds = std::chrono::duration<double>(
+                            std::chrono::steady_clock::now() - start)
+                            .count();
+      return result;
+    }
+    result->kernels.clear();
+    std::error_code ec;
+    std::filesystem::create_directories(folder, ec);
+    if (ec || access(folder.c_str(), W_OK) != 0)
+      entry.clear(); // not writable: compile without keeping the object
+  }
+
   PassManager pm(ctx);
   buildKernelToLLVMPipeline(pm);
+  // The kernels were verified as the plan's functions; the upstream
+  // conversions need not be re-verified after each step.
+  pm.enableVerifier(false);
   std::string diagnostics;
   {
     llvm::raw_string_ostream os(diagnostics);
@@ -130,16 +275,6 @@ CpuKernels::compile(ModuleOp plan) {
                                      diagnostics);
   }
 
-  static bool targetsReady = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)targetsReady;
-  auto tmBuilder = llvm::orc::JITTargetMachineBuilder::detectHost();
-  if (!tmBuilder)
-    return tmBuilder.takeError();
-  tmBuilder->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto tm = tmBuilder->createTargetMachine();
   if (!tm)
     return tm.takeError();
@@ -149,6 +284,7 @@ CpuKernels::compile(ModuleOp plan) {
   ExecutionEngineOptions options;
   options.transformer = optimize;
   options.jitCodeGenOptLevel = llvm::CodeGenOptLevel::Aggressive;
+  options.enableObjectDump = !entry.empty();
   auto engine = ExecutionEngine::create(*kernels, options, std::move(*tm));
   if (!engine)
     return engine.takeError();
@@ -158,6 +294,14 @@ CpuKernels::compile(ModuleOp plan) {
     if (!fn)
       return fn.takeError();
     result->kernels[name] = *fn;
+  }
+  if (!entry.empty()) {
+    // Written beside its name and renamed: parallel compiles of the same
+    // kernels (ctest -j, MPI ranks) never read half an object.
+    std::string tmp = entry + ".tmp" + std::to_string(getpid());
+    result->engine->dumpToObjectFile(tmp);
+    if (std::rename(tmp.c_str(), entry.c_str()) != 0)
+      std::remove(tmp.c_str());
   }
   result->seconds = std::chrono::duration<double>(
                         std::chrono::steady_clock::now() - start)

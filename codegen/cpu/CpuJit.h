@@ -16,9 +16,13 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <string>
 
 namespace mlir {
 class ExecutionEngine;
+}
+namespace llvm::orc {
+class LLJIT;
 }
 
 namespace saga {
@@ -33,18 +37,31 @@ public:
   using Packed = void (*)(void **);
 
   /// Compiles every function with a `saga.kernel` attribute in `plan`.
+  /// The object code is kept on disk (objectCacheFolder()), keyed by the
+  /// kernels' IR, the host CPU, the math mode, LLVM's version and this
+  /// build of Saga: a later compile of the same kernels, in this process
+  /// or another, loads it instead of lowering and compiling again.
   static llvm::Expected<std::unique_ptr<CpuKernels>>
   compile(mlir::ModuleOp plan);
   ~CpuKernels();
 
   Packed lookup(llvm::StringRef name) const { return kernels.lookup(name); }
   double compileSeconds() const { return seconds; }
+  /// Whether the object code came from the disk cache.
+  bool fromCache() const { return cached; }
+
+  /// The object cache's folder: $SAGA_CPU_CACHE, else
+  /// $XDG_CACHE_HOME/saga/cpu, else ~/.cache/saga/cpu
+  /// (support/DiskCache.h); empty when SAGA_CPU_CACHE=off.
+  static std::string objectCacheFolder();
 
 private:
   CpuKernels() = default;
-  std::unique_ptr<mlir::ExecutionEngine> engine;
+  std::unique_ptr<mlir::ExecutionEngine> engine; // compiled here
+  std::unique_ptr<llvm::orc::LLJIT> loaded;      // or loaded from the cache
   llvm::StringMap<Packed> kernels;
   double seconds = 0;
+  bool cached = false;
 };
 
 } // namespace saga

@@ -2,6 +2,8 @@
 
 #include "codegen/cuda/Nvrtc.h"
 
+#include "support/DiskCache.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
@@ -104,51 +106,22 @@ std::string Nvrtc::version() const {
 }
 
 std::string saga::cuda::cubinCacheFolder() {
-  if (const char *d = std::getenv("SAGA_CUDA_CACHE"))
-    return d;
-  if (const char *x = std::getenv("XDG_CACHE_HOME"); x && *x)
-    return std::string(x) + "/saga/cuda";
-  if (const char *h = std::getenv("HOME"); h && *h)
-    return std::string(h) + "/.cache/saga/cuda";
-  return "/tmp/saga-cuda-cache";
+  return disk_cache::folder("SAGA_CUDA_CACHE", "cuda");
 }
-
-namespace {
-bool readFile(const std::string &path, std::string &out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  out = ss.str();
-  return bool(in) || in.eof();
-}
-
-/// Written beside its name and renamed: a reader never sees half a file.
-void writeFileAtomically(const std::string &path, const std::string &data) {
-  std::string tmp = path + ".tmp" + std::to_string(getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(data.data(), std::streamsize(data.size()));
-    if (!out)
-      return; // the cache is an optimisation: a failed write costs a compile
-  }
-  std::rename(tmp.c_str(), path.c_str());
-}
-} // namespace
 
 llvm::Expected<Compiled> Nvrtc::compile(const std::string &source, int arch,
                                         bool wantCubin) {
   Compiled out;
   std::string key;
   std::string folder = cubinCacheFolder();
-  if (wantCubin) {
+  if (wantCubin && !folder.empty()) {
     llvm::SHA256 hash;
     hash.update(source);
     hash.update("|sm_" + std::to_string(arch) + "|nvrtc " + version());
     key = folder + "/" + llvm::toHex(hash.final(), /*LowerCase=*/true) +
           "-sm_" + std::to_string(arch);
-    if (readFile(key + ".cubin", out.cubin) && readFile(key + ".ptx", out.ptx) &&
+    if (disk_cache::read(key + ".cubin", out.cubin) &&
+        disk_cache::read(key + ".ptx", out.ptx) &&
         !out.cubin.empty()) {
       out.cached = true;
       return out;
@@ -198,9 +171,9 @@ llvm::Expected<Compiled> Nvrtc::compile(const std::string &source, int arch,
     if (!ptx)
       return ptx.takeError();
     out.ptx = std::move(ptx->ptx);
-    if (!llvm::sys::fs::create_directories(folder)) {
-      writeFileAtomically(key + ".ptx", out.ptx);
-      writeFileAtomically(key + ".cubin", out.cubin);
+    if (!key.empty()) {
+      disk_cache::writeAtomically(key + ".ptx", out.ptx);
+      disk_cache::writeAtomically(key + ".cubin", out.cubin);
     }
     return out;
   }

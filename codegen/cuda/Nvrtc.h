@@ -44,7 +44,8 @@ private:
 };
 
 /// The folder of cached CUBINs: $SAGA_CUDA_CACHE, else
-/// $XDG_CACHE_HOME/saga/cuda, else ~/.cache/saga/cuda.
+/// $XDG_CACHE_HOME/saga/cuda, else ~/.cache/saga/cuda (support/DiskCache.h);
+/// empty when SAGA_CUDA_CACHE=off.
 std::string cubinCacheFolder();
 
 } // namespace saga::cuda

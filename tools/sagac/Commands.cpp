@@ -219,9 +219,13 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training,
   Model &m = *session->model;
   const CompileStats &stats = m.compileStats();
   llvm::outs() << llvm::format(
-      "compiled %s in %.1f ms (front end %.1f, lowering %.1f, JIT %.1f)\n",
+      "compiled %s in %.1f ms (front end %.1f, lowering %.1f, JIT %.1f%s)\n",
       options.model.c_str(), stats.total() * 1e3, stats.frontEnd * 1e3,
-      stats.lowering * 1e3, stats.jit * 1e3);
+      stats.lowering * 1e3, stats.jit * 1e3,
+      stats.kernelSetsCached == 0 ? ""
+      : stats.kernelSetsCached == stats.kernelSets
+          ? ", kernels from the object cache"
+          : ", some kernels from the object cache");
 
   if (options.memoryBudget > 0 && isGraphFile(options.data) &&
       (options.format.empty() || options.format == "sgf")) {
