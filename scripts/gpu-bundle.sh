@@ -13,7 +13,9 @@
 #   BUNDLE.txt       commit, date, the glibc the binary needs
 #
 #   scripts/gpu-bundle.sh BUILD_DIR OUT.tar.xz [--quick]
-# --quick (the ctest dry run): Cora training references of 3 epochs, not 200.
+# --quick (the ctest dry run): Cora training references of 3 epochs, not 200,
+# and xz -1 (3 s, 21 MiB) instead of -9 (42 s, 17 MiB): the size limit,
+# met at -1, is met by the real bundle too.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$(cd "$1" && pwd)
@@ -73,7 +75,8 @@ for m in gcn gat ggcn gin graphsage; do
     --epochs 2 --optimizer sgd --lr 0.01 --save-params ref/$m.params --log ref/$m.train.jsonl --quiet
 done
 epochs=200
-[ "$quick" = --quick ] && epochs=3
+xz_level=-9
+[ "$quick" = --quick ] && epochs=3 && xz_level=-1
 unset SAGA_EXACT_MATH
 ref bin/sagac train examples/gcn.saga --data examples/data/cora --device cpu --epochs $epochs --lr 0.01 --seed 0 \
   --log ref/cora-gcn.jsonl --quiet
@@ -82,7 +85,7 @@ ref bin/sagac train examples/gcn.saga --data examples/data/cora --device cpu --e
 echo "epochs=$epochs" > ref/README.txt
 
 cd "$stage"
-XZ_OPT="-9 -T0" tar -cJf "$out.tmp" saga-gpu
+XZ_OPT="$xz_level -T0" tar -cJf "$out.tmp" saga-gpu
 mv "$out.tmp" "$out"
 size=$(stat -c %s "$out")
 echo "gpu-bundle: $out: $((size / 1024 / 1024)) MiB (sagac $(( $(stat -c %s saga-gpu/bin/sagac) / 1024 / 1024 )) MiB unpacked; needs glibc $need)"
