@@ -4,29 +4,13 @@
 
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/memory/HugePages.h"
+#include "support/KeyedStream.h"
 
 #include <algorithm>
 
 using namespace saga;
 
 namespace {
-uint64_t mix(uint64_t z) {
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-/// SplitMix64 from a key: independent streams per (seed, batch, vertex).
-struct Stream {
-  uint64_t state;
-  uint64_t next() { return mix(state += 0x9e3779b97f4a7c15ULL); }
-  /// Uniform in [0, n) (Lemire's multiply-shift; the bias is below 2^-32
-  /// for the degrees a 32-bit graph has).
-  uint64_t below(uint64_t n) {
-    return uint64_t((static_cast<unsigned __int128>(next()) * n) >> 64);
-  }
-};
-
 constexpr int64_t kVerticesPerTask = 256;
 } // namespace
 
@@ -54,8 +38,7 @@ void NeighborSampler::drawIndexes(int32_t v, int64_t d, int64_t fanout,
     return;
   }
   // Floyd's algorithm: a uniform k-subset of [0, d) in k draws.
-  Stream s{mix(seed ^ mix(batchKey + 0x632be59bd9b4e019ULL) ^
-               mix(uint64_t(v) + 0x8cb92ba72f3d8dd7ULL))};
+  KeyedStream s{streamKey(seed, batchKey, uint64_t(v))};
   int64_t n = 0;
   for (int64_t j = d - fanout; j < d; ++j) {
     int64_t t = int64_t(s.below(uint64_t(j + 1)));

@@ -10,6 +10,7 @@
 
 #include "FuzzFiles.h"
 
+#include "runtime/graph/EdgeSplit.h"
 #include "runtime/graph/GraphDataset.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Numpy.h"
@@ -34,6 +35,7 @@ namespace {
 #define SAGA_FUZZ_checkpoint 9
 #define SAGA_FUZZ_tu 10
 #define SAGA_FUZZ_graphnpz 11
+#define SAGA_FUZZ_edgesplit 12
 #define SAGA_FUZZ_ID_(t) SAGA_FUZZ_##t
 #define SAGA_FUZZ_ID(t) SAGA_FUZZ_ID_(t)
 
@@ -206,6 +208,29 @@ void checkGraphs(const GraphDataset &d) {
   fuzz::drop(std::move(d));
 }
 
+/// Link prediction's split files (train_pos, val_pos, val_neg, test_pos,
+/// test_neg) for a graph of 8 vertices, read undirected and directed: a
+/// loaded split has its ids in range and no held-out positive in train_pos.
+[[maybe_unused]] void edgeSplit(const uint8_t *data, size_t size) {
+  std::string path = fuzz::write("split.npz", fuzz::bytes(data, size));
+  for (bool undirected : {true, false}) {
+    auto s = loadEdgeSplitNpz(path, 8, undirected);
+    if (s) {
+      EdgeList g = s->messageGraph();
+      for (size_t i = 0; i < g.src.size(); ++i)
+        if (g.src[i] < 0 || g.src[i] >= 8 || g.dst[i] < 0 || g.dst[i] >= 8)
+          __builtin_trap();
+      for (const VertexPairs *p : {&s->valPos, &s->testPos})
+        for (size_t i = 0; i < p->size(); ++i)
+          for (size_t j = 0; j < s->trainPos.size(); ++j)
+            if (p->src[i] == s->trainPos.src[j] &&
+                p->dst[i] == s->trainPos.dst[j])
+              __builtin_trap();
+    }
+    fuzz::drop(std::move(s));
+  }
+}
+
 [[maybe_unused]] void params(const uint8_t *data, size_t size) {
   std::string path = fuzz::write("params.txt", fuzz::bytes(data, size));
   fuzz::drop(loadParamsFile(path));
@@ -246,9 +271,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tu(data, size);
 #elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_graphnpz
   graphNpz(data, size);
+#elif SAGA_FUZZ_ID(SAGA_FUZZ_TARGET) == SAGA_FUZZ_edgesplit
+  edgeSplit(data, size);
 #else
 #error                                                                         \
-    "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params, checkpoint, tu or graphnpz"
+    "SAGA_FUZZ_TARGET: planetoid, edgelist, mtx, npy, npz, ogb, sgf, params, checkpoint, tu, graphnpz or edgesplit"
 #endif
   return 0;
 }

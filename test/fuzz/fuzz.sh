@@ -12,7 +12,7 @@ cd "$(dirname "$0")/../.."
 seconds=${1:-60}
 shift || true
 jobs=${JOBS:-$(nproc)}
-all=(frontend planetoid edgelist mtx npy npz ogb sgf params checkpoint tu graphnpz)
+all=(frontend planetoid edgelist mtx npy npz ogb sgf params checkpoint tu graphnpz edgesplit)
 if [ $# -gt 0 ]; then targets=("$@"); else targets=("${all[@]}"); fi
 if ! command -v clang++-22 >/dev/null || [ ! -d /usr/lib/llvm-22/lib/clang ]; then
   apt-get install -y -qq --no-install-recommends clang-22 libclang-rt-22-dev >/dev/null

@@ -95,6 +95,14 @@ np.savez(b, graph_indicator=np.array([0, 0, 1, 1, 1]), src=np.array([0, 2]),
          dst=np.array([1, 4]), graph_labels=np.array([1, 0]))
 put("graphnpz", "indicator", b.getvalue())
 
+# Link prediction's split of a graph of 8 vertices.
+b = io.BytesIO()
+np.savez(b, train_pos=np.array([[0, 1], [1, 2], [2, 3]], dtype=np.int32),
+         val_pos=np.array([[3, 4]]), val_neg=np.array([[0, 5]]),
+         test_pos=np.array([[4, 5]]), test_neg=np.array([[0, 6]]),
+         num_nodes=np.array([8]), undirected=np.array([1]))
+put("edgesplit", "small", b.getvalue())
+
 ogb = [b"5\n", b"0.5,1,0\n1,0,0\n0,0,1\n0,1,1\n1,1,1\n",
        b"0\n1\n2\n0\n1\n", b"0,1\n0,4\n2,3\n", b"0\n1\n", b"2\n", b"4\n"]
 put("ogb", "plain", SEP.join(ogb))

@@ -3,6 +3,7 @@
 #ifndef SAGA_TOOLS_SAGAC_COMMANDS_H
 #define SAGA_TOOLS_SAGAC_COMMANDS_H
 
+#include "runtime/graph/EdgeSplit.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
 #include "runtime/graph/Numpy.h"
@@ -119,6 +120,12 @@ int runDistributedTrain(const TrainCommandOptions &options);
 int runConvert(const std::string &input, const std::string &output,
                int64_t intervals, const VertexArrays &arrays,
                const std::string &format);
+
+/// Holds out edges of any dataset Saga reads (splitEdges) and writes the
+/// five sets as an .npz; prints their sizes.
+int runSplitEdges(const std::string &input, const std::string &output,
+                  const EdgeSplitOptions &options, const VertexArrays &arrays,
+                  const std::string &format);
 
 } // namespace saga
 

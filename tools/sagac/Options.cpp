@@ -22,6 +22,10 @@ Commands::Commands()
               "Write a dataset as a Saga graph file (.sgf: CSR both ways, "
               "2-D chunk index, features, labels, checksums), or as a NumPy "
               ".npz when the output's name ends in .npz"),
+      splitEdges("split-edges",
+                 "Hold out edges of a dataset for link prediction (as PyG's "
+                 "RandomLinkSplit): an .npz of train_pos, val_pos, val_neg, "
+                 "test_pos and test_neg"),
       plot("plot", "Plot a training log (--log's JSON lines) as SVG: loss, "
                    "accuracies and epoch time against the epoch") {}
 
@@ -95,7 +99,7 @@ DataFlags::DataFlags(Commands &c)
                       "planetoid, ogb, npz, sgf, mtx, edgelist; graphs (a "
                       "dataset of many graphs: a TU folder or an .npz)"),
              cl::value_desc("name"), cl::sub(c.run), cl::sub(c.train),
-             cl::sub(c.convert)),
+             cl::sub(c.convert), cl::sub(c.splitEdges)),
       features("features",
                cl::desc("With a graph-only --data (Matrix Market, an edge "
                         "list): the vertex features, an N x F NumPy .npy"),
@@ -330,6 +334,24 @@ ConvertFlags::ConvertFlags(Commands &c)
                 cl::desc("Vertex intervals of the 2-D chunk index (default "
                          "8)"),
                 cl::init(8), cl::sub(c.convert)) {}
+
+SplitEdgesFlags::SplitEdgesFlags(Commands &c)
+    : output(cl::Positional, cl::desc("<split.npz>"), cl::Required,
+             cl::sub(c.splitEdges)),
+      val("val", cl::desc("Fraction of the pairs held out for validation "
+                          "(default 0.05)"),
+          cl::init(0.05), cl::sub(c.splitEdges)),
+      test("test", cl::desc("Fraction held out for testing (default 0.1)"),
+           cl::init(0.1), cl::sub(c.splitEdges)),
+      negatives("negatives",
+                cl::desc("Negative pairs per held-out positive (default 1)"),
+                cl::init(1.0), cl::sub(c.splitEdges)),
+      seed("seed", cl::desc("Seed of the split and the negatives"),
+           cl::init(0), cl::sub(c.splitEdges)),
+      directed("directed",
+               cl::desc("Keep u -> v and v -> u as two pairs (default: one "
+                        "undirected pair)"),
+               cl::init(false), cl::sub(c.splitEdges)) {}
 
 PlotFlags::PlotFlags(Commands &c)
     : output(cl::Positional, cl::desc("<curves.svg>"), cl::Required,

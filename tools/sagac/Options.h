@@ -38,7 +38,7 @@ enum class Emit { Saga, Plan, Chunked, LLVM, Cuda, Ptx };
 struct Commands {
   Commands();
   cl::OptionCategory category;
-  cl::SubCommand run, train, convert, plot;
+  cl::SubCommand run, train, convert, splitEdges, plot;
 };
 
 /// The model and its pipeline, for every command.
@@ -159,6 +159,15 @@ struct ConvertFlags {
   cl::opt<int64_t> intervals;  // --intervals
 };
 
+/// `split-edges`: the split file and how the edges are held out.
+struct SplitEdgesFlags {
+  explicit SplitEdgesFlags(Commands &c);
+  cl::opt<std::string> output; // <split.npz>
+  cl::opt<double> val, test, negatives;
+  cl::opt<uint64_t> seed;
+  cl::opt<bool> directed;
+};
+
 /// `plot`'s output.
 struct PlotFlags {
   explicit PlotFlags(Commands &c);
@@ -180,6 +189,7 @@ struct Flags {
   OutOfCoreFlags outOfCore{commands};
   DistributedFlags distributed{commands};
   ConvertFlags convert{commands};
+  SplitEdgesFlags splitEdges{commands};
   PlotFlags plot{commands};
 };
 

@@ -5,6 +5,7 @@
 //   sagac run model.saga --data DIR [--threads N] [--params FILE]
 //   sagac train model.saga --data DIR [--epochs N] [--lr X] [--checkpoint F]
 //   sagac convert DATASET OUT.sgf|OUT.npz [--intervals P]
+//   sagac split-edges DATASET OUT.npz [--val F] [--test F] [--seed S]
 //
 // Diagnostics are printed clang-style: file:line:col, the source line and a
 // caret. The exit status is 1 if any error was reported.
@@ -404,6 +405,16 @@ int main(int argc, char **argv) {
     return saga::runConvert(f.model.input, f.convert.output,
                             f.convert.intervals, f.data.arrays(),
                             f.data.format);
+  if (c.splitEdges) {
+    saga::EdgeSplitOptions o;
+    o.valFraction = f.splitEdges.val;
+    o.testFraction = f.splitEdges.test;
+    o.negativesPerPositive = f.splitEdges.negatives;
+    o.seed = f.splitEdges.seed;
+    o.undirected = !f.splitEdges.directed;
+    return saga::runSplitEdges(f.model.input, f.splitEdges.output, o,
+                               f.data.arrays(), f.data.format);
+  }
   if (c.plot)
     return saga::runPlot(f.model.input, f.plot.output);
   if (c.run)
