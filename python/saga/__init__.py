@@ -23,7 +23,9 @@ from . import _saga
 
 Error = _saga.Error
 
-__all__ = ["Error", "Model", "compile", "load_dataset", "row_normalize"]
+__all__ = ["Error", "Model", "compile", "load_dataset", "row_normalize",
+           "split_edges", "save_edge_split", "load_edge_split", "roc_auc",
+           "hits_at_k", "mrr"]
 
 
 def load_dataset(path):
@@ -31,6 +33,60 @@ def load_dataset(path):
     features), y (int64 classes, -1 unlabelled), train / val / test (vertex
     ids), num_vertices, num_classes, name."""
     return _saga.load_dataset(os.fspath(path))
+
+
+def split_edges(src, dst, num_nodes, val=0.05, test=0.1, negatives=1.0,
+                seed=0, undirected=True):
+    """Link prediction's held-out edges, as sagac split-edges and PyG's
+    RandomLinkSplit make them: a dict of train_pos, val_pos, val_neg,
+    test_pos and test_neg ([pairs, 2] int64; undirected pairs with the
+    smaller id first), num_nodes and undirected. The graph to propagate
+    over is train_pos (both ways when undirected)."""
+    return _saga.split_edges(np.asarray(src), np.asarray(dst), int(num_nodes),
+                             float(val), float(test), float(negatives),
+                             int(seed), bool(undirected))
+
+
+def save_edge_split(path, split):
+    """Writes split_edges' dict as the .npz sagac split-edges writes."""
+    _saga.write_edge_split(os.fspath(path), split)
+
+
+def load_edge_split(path, num_nodes, undirected=True):
+    """An .npz of train_pos, val_pos, val_neg, test_pos and test_neg
+    ([pairs, 2] integers), checked against a graph of num_nodes vertices
+    (a leak of a held-out pair into train_pos, a negative that is a
+    positive, an id out of range: saga.Error naming the array and row)."""
+    return _saga.load_edge_split(os.fspath(path), int(num_nodes),
+                                 bool(undirected))
+
+
+def _scores(x):
+    return np.ascontiguousarray(np.asarray(x, dtype=np.float32).ravel())
+
+
+def roc_auc(positive, negative):
+    """ROC AUC of positive pairs' scores against negative pairs' (ties
+    count one half, as scikit-learn's roc_auc_score); NaN when either is
+    empty or a score is NaN."""
+    return _saga.roc_auc(_scores(positive).tolist(), _scores(negative).tolist())
+
+
+def hits_at_k(positive, negative, k):
+    """OGB's Hits@K: the fraction of positives above the K-th highest
+    negative (1 with fewer than K negatives)."""
+    return _saga.hits_at_k(_scores(positive).tolist(),
+                           _scores(negative).tolist(), int(k))
+
+
+def mrr(positive, negative):
+    """OGB's MRR: negative is [positives, M], each row the positive's own
+    negatives; a tie ranks half-way."""
+    negative = np.asarray(negative, dtype=np.float32)
+    if negative.ndim != 2 or negative.shape[0] != len(np.ravel(positive)):
+        raise ValueError("negative must be [len(positive), M]")
+    return _saga.mrr(_scores(positive).tolist(), _scores(negative).tolist(),
+                     int(negative.shape[1]))
 
 
 def row_normalize(x):

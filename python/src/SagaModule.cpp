@@ -11,10 +11,12 @@
 
 #include "api/GraphTrainer.h"
 #include "api/Model.h"
+#include "runtime/graph/EdgeSplit.h"
 #include "runtime/graph/GraphFile.h"
 #include "runtime/graph/Loaders.h"
 #include "api/MiniBatches.h"
 #include "api/Trainer.h"
+#include "runtime/train/LinkMetrics.h"
 
 #include <pybind11/functional.h>
 #include <pybind11/numpy.h>
@@ -386,6 +388,73 @@ py::dict datasetArrays(const std::string &path) {
   return out;
 }
 
+/// Link prediction's split as a dict of [pairs, 2] int64 arrays.
+py::dict splitArrays(const EdgeSplit &s) {
+  py::dict out;
+  auto pairs = [](const VertexPairs &p) {
+    py::array_t<int64_t> a({py::ssize_t(p.size()), py::ssize_t(2)});
+    int64_t *d = a.mutable_data();
+    for (size_t i = 0; i < p.size(); ++i) {
+      d[2 * i] = p.src[i];
+      d[2 * i + 1] = p.dst[i];
+    }
+    return a;
+  };
+  out["train_pos"] = pairs(s.trainPos);
+  out["val_pos"] = pairs(s.valPos);
+  out["val_neg"] = pairs(s.valNeg);
+  out["test_pos"] = pairs(s.testPos);
+  out["test_neg"] = pairs(s.testNeg);
+  out["num_nodes"] = s.numVertices;
+  out["undirected"] = s.undirected;
+  return out;
+}
+
+std::vector<int32_t> ids(const py::array_t<int64_t, py::array::c_style |
+                                                      py::array::forcecast> &a,
+                         const char *what) {
+  std::vector<int32_t> out(size_t(a.size()));
+  const int64_t *d = a.data();
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (d[i] < 0 || d[i] > INT32_MAX)
+      throw py::value_error(std::string(what) + "[" + std::to_string(i) +
+                            "] = " + std::to_string(d[i]) +
+                            " is not a vertex id");
+    out[i] = int32_t(d[i]);
+  }
+  return out;
+}
+
+py::dict splitEdgesPy(
+    const py::array_t<int64_t, py::array::c_style | py::array::forcecast> &src,
+    const py::array_t<int64_t, py::array::c_style | py::array::forcecast> &dst,
+    int64_t numVertices, double val, double test, double negatives,
+    uint64_t seed, bool undirected) {
+  EdgeList e;
+  e.src = ids(src, "src");
+  e.dst = ids(dst, "dst");
+  if (e.src.size() != e.dst.size())
+    throw py::value_error("src has " + std::to_string(e.src.size()) +
+                          " ids, dst " + std::to_string(e.dst.size()));
+  if (numVertices < 1 || numVertices > INT32_MAX)
+    throw py::value_error("num_nodes must be 1 to 2^31 - 1");
+  e.numVertices = int32_t(numVertices);
+  for (size_t i = 0; i < e.src.size(); ++i)
+    if (e.src[i] >= numVertices || e.dst[i] >= numVertices)
+      throw py::value_error("edge " + std::to_string(i) + " (" +
+                            std::to_string(e.src[i]) + ", " +
+                            std::to_string(e.dst[i]) +
+                            ") is out of range for " +
+                            std::to_string(numVertices) + " vertices");
+  EdgeSplitOptions o;
+  o.valFraction = val;
+  o.testFraction = test;
+  o.negativesPerPositive = negatives;
+  o.seed = seed;
+  o.undirected = undirected;
+  return splitArrays(check(splitEdges(e, o)));
+}
+
 /// Graph classification: k-fold cross-validation of the model (a path or
 /// source text) on a dataset of many graphs (api/GraphTrainer.h).
 py::dict crossValidateGraphs(const std::string &text, bool isSource,
@@ -442,6 +511,36 @@ PYBIND11_MODULE(_saga, m) {
         py::arg("outputs") = std::vector<std::string>(),
         py::arg("device") = "cpu");
   m.def("load_dataset", &datasetArrays, py::arg("path"));
+  m.def("split_edges", &splitEdgesPy, py::arg("src"), py::arg("dst"),
+        py::arg("num_nodes"), py::arg("val"), py::arg("test"),
+        py::arg("negatives"), py::arg("seed"), py::arg("undirected"));
+  m.def("write_edge_split", [](const std::string &path, const py::dict &d) {
+    EdgeSplit s;
+    s.numVertices = d["num_nodes"].cast<int32_t>();
+    s.undirected = d["undirected"].cast<bool>();
+    const char *names[] = {"train_pos", "val_pos", "val_neg", "test_pos",
+                           "test_neg"};
+    VertexPairs *sets[] = {&s.trainPos, &s.valPos, &s.valNeg, &s.testPos,
+                           &s.testNeg};
+    for (int i = 0; i < 5; ++i) {
+      auto a = d[names[i]].cast<
+          py::array_t<int64_t, py::array::c_style | py::array::forcecast>>();
+      if (a.ndim() != 2 || a.shape(1) != 2)
+        throw py::value_error(std::string(names[i]) +
+                              " must be a [pairs, 2] array");
+      std::vector<int32_t> flat = ids(a, names[i]);
+      for (size_t r = 0; r + 1 < flat.size(); r += 2)
+        sets[i]->push(flat[r], flat[r + 1]);
+    }
+    check(writeEdgeSplitNpz(path, s));
+  });
+  m.def("load_edge_split", [](const std::string &path, int32_t numVertices,
+                              bool undirected) {
+    return splitArrays(check(loadEdgeSplitNpz(path, numVertices, undirected)));
+  });
+  m.def("roc_auc", &saga::rocAuc);
+  m.def("hits_at_k", &saga::hitsAtK);
+  m.def("mrr", &saga::meanReciprocalRank);
   m.def("cross_validate", &crossValidateGraphs, py::arg("text"),
         py::arg("is_source"), py::arg("data"), py::arg("folds"),
         py::arg("epochs"), py::arg("batch_size"), py::arg("lr"),

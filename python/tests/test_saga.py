@@ -493,3 +493,31 @@ def test_set_graph_offsets_are_checked():
     with pytest.raises(ValueError, match="graph offsets must run from 0"):
         m.set_graph([0, 1], [1, 2], 3, graph_offsets=[0, 2])
     m.set_graph([0, 1], [1, 2], 3, graph_offsets=[0, 1, 3])
+
+
+def test_split_edges_and_metrics(cora, tmp_path):
+    d = cora
+    s = saga.split_edges(d["src"], d["dst"], d["num_vertices"], seed=1)
+    assert s["train_pos"].shape == (4488, 2) and s["test_neg"].shape == (527, 2)
+    train = set(map(tuple, s["train_pos"]))
+    assert not train & set(map(tuple, s["test_pos"]))
+    edges = set(zip(np.minimum(d["src"], d["dst"]), np.maximum(d["src"], d["dst"])))
+    assert not edges & set(map(tuple, s["val_neg"]))
+    path = tmp_path / "split.npz"
+    saga.save_edge_split(path, s)
+    back = saga.load_edge_split(path, d["num_vertices"])
+    assert (back["val_pos"] == s["val_pos"]).all()
+    # The file sagac split-edges writes, seed for seed.
+    z = np.load(path)
+    assert (z["test_pos"] == s["test_pos"]).all()
+    # A leak is refused, naming the array and row.
+    leaky = dict(s)
+    leaky["test_pos"] = np.concatenate([s["test_pos"], s["train_pos"][:1]])
+    saga.save_edge_split(tmp_path / "leak.npz", leaky)
+    with pytest.raises(saga.Error, match="test_pos row 527: .* is also train_pos row 0"):
+        saga.load_edge_split(tmp_path / "leak.npz", d["num_vertices"])
+    with pytest.raises(ValueError, match="out of range"):
+        saga.split_edges([0, 5], [1, 2], 3)
+    assert saga.roc_auc([0.35, 0.8], [0.1, 0.4]) == 0.75
+    assert saga.hits_at_k([4.5, 9, 4, 1], [1, 2, 3, 4, 5], 2) == 0.5
+    assert abs(saga.mrr([0.9, 0.5], [[0.1, 0.2], [0.6, 0.5]]) - (1 + 1 / 2.5) / 2) < 1e-12
