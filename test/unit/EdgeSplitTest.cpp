@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ErrorOf.h"
 #include "runtime/graph/EdgeSplit.h"
 #include "runtime/graph/Loaders.h"
 #include "runtime/graph/Numpy.h"
@@ -23,16 +24,9 @@
 #include <string>
 
 using namespace saga;
+using sagatest::errorOf;
 
 namespace {
-
-template <typename T> std::string errorOf(llvm::Expected<T> result) {
-  if (result) {
-    ADD_FAILURE() << "expected an error";
-    return "";
-  }
-  return llvm::toString(result.takeError());
-}
 
 const EdgeList &cora() {
   static EdgeList e = [] {

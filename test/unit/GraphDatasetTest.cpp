@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ErrorOf.h"
 #include "runtime/graph/GraphDataset.h"
 #include "runtime/graph/Numpy.h"
 
@@ -22,16 +23,9 @@
 #include <numeric>
 
 using namespace saga;
+using sagatest::errorOf;
 
 namespace {
-
-template <typename T> std::string errorOf(llvm::Expected<T> result) {
-  if (result) {
-    ADD_FAILURE() << "expected an error";
-    return "";
-  }
-  return llvm::toString(result.takeError());
-}
 
 /// A fresh folder under the test scratch holding TU files NAME_<suffix>.txt.
 class TUFolder {

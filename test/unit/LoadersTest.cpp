@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ErrorOf.h"
 #include "runtime/graph/Loaders.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -25,21 +26,12 @@
 #include <random>
 
 using namespace saga;
+using sagatest::errorOf;
 
 namespace {
 
 const std::string kCora = SAGA_EXAMPLES_DIR "/data/cora";
 const std::string kCiteSeer = SAGA_EXAMPLES_DIR "/data/citeseer";
-
-/// The error text of a failed Expected, or "" (with a test failure) if it
-/// succeeded.
-template <typename T> std::string errorOf(llvm::Expected<T> result) {
-  if (result) {
-    ADD_FAILURE() << "expected an error";
-    return "";
-  }
-  return llvm::toString(result.takeError());
-}
 
 std::vector<int32_t> iota(int32_t from, int32_t to) {
   std::vector<int32_t> v(to - from);
