@@ -92,16 +92,23 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                                             bool interleave) {
   // A graph readout reads all the rows of a graph at once, which rows in
   // intervals do not hold.
-  Operation *readout = nullptr;
+  // A link loss reads the rows of any two vertices a pair joins.
+  Operation *readout = nullptr, *pairLoss = nullptr;
   model.walk([&](Operation *op) {
     if (!readout && isa<ReadoutOp, ReadoutGradOp>(op))
       readout = op;
+    if (!pairLoss && isa<PairBceOp, PairBceGradOp>(op))
+      pairLoss = op;
   });
   if (readout)
     return errorAt(readout, "graph readouts (sum_nodes, mean_nodes, "
                             "max_nodes, min_nodes) do not run under a memory "
                             "budget yet; a batch of small graphs fits in "
                             "memory");
+  if (pairLoss)
+    return errorAt(pairLoss, "link prediction's pair_bce does not run under "
+                             "a memory budget yet; train in memory or on "
+                             "sampled mini-batches");
   int64_t maxParts =
       std::min<int64_t>(kWeightGradSlices, (graph.vertices + 255) / 256);
   // Asked once per interval count (and direction), however many chunk

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <numeric>
 #include <random>
+#include <unordered_map>
 
 using namespace saga;
 
@@ -17,8 +18,11 @@ llvm::Expected<std::unique_ptr<MiniBatches>>
 MiniBatches::create(Model &model, const Graph &whole,
                     std::vector<int32_t> train,
                     const MiniBatchOptions &options, uint64_t seed) {
-  if (train.empty())
+  if (train.empty() && !options.linkPairs)
     return llvm::createStringError("no training vertices to batch");
+  if (options.linkPairs && options.linkBatches <= 0)
+    return llvm::createStringError("link prediction needs batches of "
+                                   "pairs: none given");
   std::unique_ptr<MiniBatches> b(
       new MiniBatches(model, whole, whole, std::move(train), options, seed));
   if (llvm::Error e = b->findInputs())
@@ -27,12 +31,14 @@ MiniBatches::create(Model &model, const Graph &whole,
   if (!features)
     return features.takeError();
   b->features = std::move(*features);
-  auto labels = model.takeInput(b->labelName);
-  if (!labels)
-    return labels.takeError();
-  b->labels = std::move(*labels);
+  if (!b->labelName.empty()) {
+    auto labels = model.takeInput(b->labelName);
+    if (!labels)
+      return labels.takeError();
+    b->labels = std::move(*labels);
+  }
   if (b->features.rows() != whole.numVertices ||
-      b->labels.rows() != whole.numVertices)
+      (!b->labelName.empty() && b->labels.rows() != whole.numVertices))
     return llvm::createStringError("the bound inputs do not have one row per "
                                    "vertex of the graph");
   b->localRows = std::make_unique<LocalBatchRows>(b->features);
@@ -41,7 +47,8 @@ MiniBatches::create(Model &model, const Graph &whole,
   // Every batch reads scattered rows of these: on huge pages they miss the
   // TLB far less.
   adviseHugePages(b->features.f32(), size_t(b->features.numElements()) * 4);
-  adviseHugePages(b->labels.i32(), size_t(b->labels.numElements()) * 4);
+  if (b->labels.rows() > 0)
+    adviseHugePages(b->labels.i32(), size_t(b->labels.numElements()) * 4);
   // Bound again until the first batch.
   b->wholeBound = false;
   if (llvm::Error e = b->bindWhole())
@@ -105,7 +112,8 @@ llvm::Error MiniBatches::findInputs() {
         (options.fanouts.size() == 1 ? " layer" : " layers") +
         " but the model propagates over " + std::to_string(hops) +
         (hops == 1 ? " hop" : " hops") + ": give one fan-out per hop");
-  auto inputs = featureAndLabelInputs(model, "mini-batches");
+  auto inputs = featureAndLabelInputs(model, "mini-batches",
+                                      /*needLabels=*/!options.linkPairs);
   if (!inputs)
     return inputs.takeError();
   featureName = inputs->features;
@@ -141,6 +149,8 @@ MiniBatches::~MiniBatches() {
 }
 
 int64_t MiniBatches::batchesPerEpoch() const {
+  if (options.linkPairs)
+    return options.linkBatches;
   if (distributed)
     return distributed->batches;
   return (int64_t(train.size()) + options.batchSize - 1) / options.batchSize;
@@ -189,9 +199,32 @@ llvm::Expected<MiniBatch> MiniBatches::prepare(
   auto start = std::chrono::steady_clock::now();
   MiniBatch m;
   m.index = index;
-  int64_t lo, hi;
-  batchBounds(index, &lo, &hi);
-  std::vector<int32_t> seeds(order.begin() + lo, order.begin() + hi);
+  std::vector<int32_t> seeds;
+  VertexPairs linkPairs;
+  std::vector<float> linkLabels;
+  if (options.linkPairs) {
+    // The pairs' ends, each once, in order of first appearance: the rows
+    // [0, seeds) of the batch, which the pairs are renumbered to.
+    options.linkPairs(epoch, index, linkPairs, linkLabels);
+    std::unordered_map<int32_t, int32_t> row;
+    row.reserve(linkPairs.size() * 2);
+    for (size_t i = 0; i < linkPairs.size(); ++i)
+      for (int32_t *v : {&linkPairs.src[i], &linkPairs.dst[i]}) {
+        if (*v < 0 || *v >= structure.numVertices)
+          return llvm::createStringError(
+              "a link batch's pair " + std::to_string(i) + " has vertex " +
+              std::to_string(*v) + ", outside the graph's " +
+              std::to_string(structure.numVertices) + " vertices");
+        auto [it, fresh] = row.try_emplace(*v, int32_t(seeds.size()));
+        if (fresh)
+          seeds.push_back(*v);
+        *v = it->second;
+      }
+  } else {
+    int64_t lo, hi;
+    batchBounds(index, &lo, &hi);
+    seeds.assign(order.begin() + lo, order.begin() + hi);
+  }
   if (!seeds.empty())
     m.sample = sampler.sample(seeds, epoch * uint64_t(batchesPerEpoch()) +
                                          uint64_t(index),
@@ -211,18 +244,29 @@ llvm::Expected<MiniBatch> MiniBatches::prepare(
   m.features = Tensor::uninitialized({rows, width});
   if (llvm::Error e = this->rows->gather(s.vertices, m.features.f32(), pool))
     return std::move(e);
-  m.labels = Tensor({rows}, DType::I32);
+  if (options.linkPairs) {
+    std::string why;
+    m.pairs = PairSet::make(int32_t(rows), std::move(linkPairs.src),
+                            std::move(linkPairs.dst), std::move(linkLabels),
+                            &why);
+    if (!why.empty())
+      return llvm::createStringError("a link batch's pairs: " + why);
+  }
+  if (batchLabels)
+    m.labels = Tensor({rows}, DType::I32);
   m.degrees.resize(size_t(rows));
   // Each row's label and degree are a cache miss apiece: fetched ahead.
   constexpr int64_t kAhead = 16;
   for (int64_t r = 0; r < rows; ++r) {
     if (r + kAhead < rows) {
       int32_t u = s.vertices[size_t(r + kAhead)];
-      __builtin_prefetch(&batchLabels[u]);
+      if (batchLabels)
+        __builtin_prefetch(&batchLabels[u]);
       __builtin_prefetch(&wholeDegrees[size_t(u)]);
     }
     int32_t v = s.vertices[size_t(r)];
-    m.labels.i32()[r] = batchLabels[v];
+    if (batchLabels)
+      m.labels.i32()[r] = batchLabels[v];
     m.degrees[size_t(r)] = wholeDegrees[size_t(v)];
   }
   m.prepareSeconds = secondsSince(start);
@@ -301,9 +345,12 @@ MiniBatches::bindNext(ForwardOptions &forward) {
     return std::move(e);
   if (llvm::Error e = model.setInput(featureName, std::move(next->features)))
     return std::move(e);
-  if (llvm::Error e = model.setInput(labelName, std::move(next->labels)))
-    return std::move(e);
+  if (!labelName.empty())
+    if (llvm::Error e = model.setInput(labelName, std::move(next->labels)))
+      return std::move(e);
   current = std::move(next);
+  if (options.linkPairs)
+    forward.pairs = &current->pairs;
   wholeBound = false;
   forward.degrees = &current->degrees;
   forward.vertexIds = &current->sample.vertices;
@@ -350,8 +397,9 @@ llvm::Error MiniBatches::bindWhole() {
   // Views: the tensors stay here, where the loader reads them too.
   if (llvm::Error e = model.setInput(featureName, Tensor::view(features)))
     return e;
-  if (llvm::Error e = model.setInput(labelName, Tensor::view(labels)))
-    return e;
+  if (!labelName.empty())
+    if (llvm::Error e = model.setInput(labelName, Tensor::view(labels)))
+      return e;
   wholeBound = true;
   return llvm::Error::success();
 }

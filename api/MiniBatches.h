@@ -22,6 +22,7 @@
 #define SAGA_API_MINIBATCHES_H
 
 #include "api/Model.h"
+#include "runtime/graph/EdgeSplit.h"
 #include "runtime/exec/ThreadPool.h"
 #include "runtime/sample/BatchRows.h"
 #include "runtime/sample/NeighborSampler.h"
@@ -45,6 +46,16 @@ struct MiniBatchOptions {
   /// Each layer computes only the rows the loss depends on (its block);
   /// off: every row of the batch graph (the same result, for tests).
   bool rowExtents = true;
+  /// Link prediction: batch `index` of epoch `epoch` is the labelled pairs
+  /// `linkPairs` fills (whole-graph ids; called on the loader thread). Its
+  /// seeds are the pairs' ends in order of first appearance, and
+  /// MiniBatch::pairs the same pairs over the batch's rows; the model
+  /// needs no label input. `linkBatches` batches per epoch. Null: batches
+  /// of training vertices.
+  std::function<void(uint64_t epoch, int64_t index, VertexPairs &pairs,
+                     std::vector<float> &labels)>
+      linkPairs;
+  int64_t linkBatches = 0;
 };
 
 /// A trainer of a distributed run (runtime/distributed/): it samples
@@ -71,6 +82,7 @@ struct MiniBatch {
   Graph graph;
   Tensor features, labels;
   std::vector<float> degrees; // the whole graph's, per row
+  PairSet pairs; // link prediction's, over the batch's rows
   double prepareSeconds = 0;  // sampling, building, gathering
   double sampleSeconds = 0, buildSeconds = 0; // of which
 };
@@ -88,7 +100,8 @@ public:
   /// Takes over `model`'s vertex feature input and label input (the whole
   /// graph's, already bound) to gather batches from; `whole` is the graph
   /// the model is bound to and outlives this. `train`: the training
-  /// vertices. Errors: no fan-out, a fan-out of 0 or below -1, a fan-out
+  /// vertices (none for link prediction, MiniBatchOptions::linkPairs).
+  /// Errors: no fan-out, a fan-out of 0 or below -1, a fan-out
   /// count other than the model's hops, a model without one f32 vertex
   /// input and one label input.
   static llvm::Expected<std::unique_ptr<MiniBatches>>

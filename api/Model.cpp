@@ -369,7 +369,12 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   std::vector<Tensor> &values = results->values;
   const size_t named = impl->outputNames.size();
   r.prediction = std::move(values[0]);
-  if (values.size() > 1 + named)
+  // A link predictor's loss needs pairs; run without them (to embed the
+  // vertices) it has none.
+  bool pairLossWithoutPairs = false;
+  if (!options.pairs)
+    impl->model.walk([&](PairBceOp) { pairLossWithoutPairs = true; });
+  if (values.size() > 1 + named && !pairLossWithoutPairs)
     r.loss = values[1].f32()[0];
   for (size_t i = 0; i < named; ++i)
     r.outputs.emplace_back(impl->outputNames[i],
@@ -497,6 +502,7 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
   ec.params = &impl->params;
   ec.lossMask = options.lossMask;
   ec.exactLossMask = options.exactLossMask;
+  ec.pairs = options.pairs;
   ec.reuseBuffers = options.reuseBuffers;
   if (options.sourceIntervals < 0)
     return llvm::createStringError("source intervals must be 0 (automatic), "
@@ -583,7 +589,8 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
 }
 
 llvm::Expected<FeatureAndLabel>
-saga::featureAndLabelInputs(const Model &model, llvm::StringRef who) {
+saga::featureAndLabelInputs(const Model &model, llvm::StringRef who,
+                            bool needLabels) {
   FeatureAndLabel r;
   for (const ValueInfo &in : model.inputs()) {
     if (in.domain != ValueInfo::Vertex)
@@ -597,6 +604,8 @@ saga::featureAndLabelInputs(const Model &model, llvm::StringRef who) {
           name + "' and '" + in.name + "')");
     name = in.name;
   }
+  if (!needLabels && r.labels.empty() && !r.features.empty())
+    return r;
   if (r.features.empty() || r.labels.empty())
     return llvm::createStringError(
         who.str() + ": the model must have one f32 vertex input (the "

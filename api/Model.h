@@ -99,6 +99,9 @@ struct ForwardOptions {
   /// The loss averages over exactly `lossMask`, even when it is empty (a
   /// part of a partitioned graph that owns no training vertex).
   bool exactLossMask = false;
+  /// Link prediction: the labelled pairs a `pair_bce` loss scores (the
+  /// caller's, outliving the run; PairSet::make). Null: none.
+  const PairSet *pairs = nullptr;
   /// Record the wall time of every plan step in ForwardResult::profile.
   bool profile = false;
   /// Let kernel results take over the buffers of operands that die with the
@@ -312,9 +315,11 @@ private:
 struct FeatureAndLabel {
   std::string features, labels;
 };
-/// `who` names the trainer in the errors ("mini-batches").
+/// `who` names the trainer in the errors ("mini-batches"). Without
+/// `needLabels` (link prediction) the label input may be absent (empty).
 llvm::Expected<FeatureAndLabel> featureAndLabelInputs(const Model &model,
-                                                      llvm::StringRef who);
+                                                      llvm::StringRef who,
+                                                      bool needLabels = true);
 
 } // namespace saga
 

@@ -461,6 +461,33 @@ LogicalResult CrossEntropyOp::verify() {
   return success();
 }
 
+static LogicalResult verifyPairRows(Operation *op, VertexType rows) {
+  if (rows.getShape().size() != 1 || !isa<FloatType>(rows.getElementType()))
+    return op->emitOpError() << "scores pairs of float vectors (one per "
+                             << "vertex), got " << rows;
+  return success();
+}
+
+LogicalResult PairBceOp::verify() {
+  auto rows = cast<VertexType>(getInput().getType());
+  if (failed(verifyPairRows(*this, rows)))
+    return failure();
+  if (getElementTypeOrSelf(getType()) != rows.getElementType())
+    return emitOpError() << "the loss has the rows' element type "
+                         << rows.getElementType();
+  return success();
+}
+
+LogicalResult PairBceGradOp::verify() {
+  auto rows = cast<VertexType>(getInput().getType());
+  if (failed(verifyPairRows(*this, rows)))
+    return failure();
+  if (getElementTypeOrSelf(getGrad().getType()) != rows.getElementType())
+    return emitOpError() << "the gradient has the rows' element type "
+                         << rows.getElementType();
+  return success();
+}
+
 LogicalResult L2Op::verify() {
   if (getElementTypeOrSelf(getType()) != getElementTypeOrSelf(getInput()))
     return emitOpError() << "the result has the input's element type";

@@ -408,6 +408,49 @@ def Saga_ReadoutGradOp : Saga_Op<"readout_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Saga_PairBceOp : Saga_Op<"pair_bce", [Pure]> {
+  let summary = "mean binary cross-entropy of dot-product scores over pairs";
+  let description = [{
+    Link prediction's loss (`pair_bce(h)` in a model). The run binds a set
+    of vertex pairs (u, v) with labels y in {0, 1} (ExecutionContext::pairs:
+    a training step's positives and sampled negatives). Each pair's score
+    is the dot product s = sum(h[u] * h[v]) of the endpoints' rows; the
+    result is the mean over the pairs of the binary cross-entropy with
+    logits, max(s, 0) - y * s + log(1 + exp(-|s|)).
+
+    ```mlir
+    %l = saga.pair_bce %h : !saga.vertex<64xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$input);
+  let results = (outs 0DTensorOf<[AnyFloat]>:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
+def Saga_PairBceGradOp : Saga_Op<"pair_bce_grad", [Pure,
+    AllTypesMatch<["input", "gradInput"]>]> {
+  let summary = "gradient of saga.pair_bce with respect to the rows";
+  let description = [{
+    With c = grad * (sigmoid(s) - y) / n for each of the n bound pairs
+    (u, v): row u gets c * h[v] and row v gets c * h[u], summed over the
+    pairs each row is an end of, in pair order; rows in no pair get zero.
+
+    ```mlir
+    %dh = saga.pair_bce_grad %h, %g : !saga.vertex<64xf32>, tensor<f32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$input,
+                       0DTensorOf<[AnyFloat]>:$grad);
+  let results = (outs Saga_VertexValue:$gradInput);
+  let assemblyFormat = [{
+    $input `,` $grad attr-dict `:` qualified(type($input)) `,` type($grad)
+  }];
+  let hasVerifier = 1;
+}
+
 def Saga_L2Op : Saga_Op<"l2", [Pure]> {
   let summary = "half the sum of squares of a tensor (weight decay)";
   let description = [{

@@ -344,6 +344,13 @@ void Generator::genModel(P::ModelDeclContext *m) {
     else
       results.push_back(out->second.value);
   }
+  // A link predictor is scored on `out`'s rows: the loss must train them.
+  if (!results.empty())
+    for (Operation &op : *modelBlock)
+      if (auto pl = dyn_cast<PairBceOp>(op); pl && pl.getInput() != results[0])
+        error(pl.getLoc()) << "pair_bce must score 'out' (the embeddings "
+                           << "link prediction ranks pairs by): write "
+                           << "'out = h; loss = pair_bce(out);'";
   if (auto loss = f.locals.find("loss"); loss != f.locals.end() &&
                                          loss->second.ok()) {
     const Val &v = loss->second;

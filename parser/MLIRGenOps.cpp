@@ -192,6 +192,28 @@ Val Generator::evalBuiltin(Frame &f, antlr4::Token *fn, ArrayRef<Val> args,
     }
     return Val::of(ReadoutOp::create(b, l, type, *kind, args[0].value));
   }
+  if (name == "pair_bce") {
+    // Link prediction: the loss of the bound pairs' dot-product scores.
+    if (!arity(1, 1, "one vertex value (the embeddings)"))
+      return Val::error();
+    if (f.stage != Stage::Model) {
+      error(l) << "pair_bce is a loss over vertex pairs; use it in the "
+               << "model, not in " << stageName(f.stage);
+      return Val::error();
+    }
+    auto type = args[0].kind == Kind::Domain
+                    ? dyn_cast<VertexType>(args[0].value.getType())
+                    : VertexType();
+    if (!type || type.getShape().size() != 1 ||
+        !isa<FloatType>(type.getElementType())) {
+      error(loc(argExprs[0])) << "pair_bce scores pairs of embeddings: it "
+                              << "takes one f32 vector per vertex, such as "
+                              << "a layer's output";
+      return Val::error();
+    }
+    auto result = RankedTensorType::get({}, b.getF32Type());
+    return Val::of(PairBceOp::create(b, l, result, args[0].value));
+  }
   assert(name == "cross_entropy" && "builtin table out of sync");
   if (!arity(2, 2, "logits and labels"))
     return Val::error();

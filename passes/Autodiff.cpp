@@ -655,6 +655,15 @@ LogicalResult ModelDiff::modelLevel(Operation *op) {
                  loc);
     return success();
   }
+  if (auto pl = dyn_cast<PairBceOp>(op)) {
+    Value g = grads.lookup(pl.getResult());
+    if (g && active(pl.getInput()))
+      accumulate(pl.getInput(),
+                 PairBceGradOp::create(b, loc, pl.getInput().getType(),
+                                       pl.getInput(), g),
+                 loc);
+    return success();
+  }
   if (auto r = dyn_cast<ReadoutOp>(op)) {
     // A sum (mean) readout is its own adjoint: each vertex of a graph gets
     // the sum (mean) of the graph's incoming gradient. A max (min) readout

@@ -170,13 +170,17 @@ class Model:
         in compile(..., outputs=[...])."""
         return self._impl.forward(bool(outputs))
 
-    def loss_and_grad(self, mask=None, seed=0):
+    def loss_and_grad(self, mask=None, seed=0, pairs=None):
         """One training step without an update: (loss, {parameter name:
         d loss / d parameter}), the loss averaged over the vertex ids in
         `mask` (all labelled vertices when None; an empty mask is a
-        ValueError), dropout drawn from `seed`. Parameters must be set (init_params or set_param)."""
+        ValueError), dropout drawn from `seed`. A link predictor's loss
+        (pair_bce) scores `pairs`: (src, dst, labels), labels 1 for an edge
+        and 0 for a negative. Parameters must be set (init_params or
+        set_param)."""
         return self._impl.loss_and_grad(
-            None if mask is None else np.asarray(mask), int(seed))
+            None if mask is None else np.asarray(mask), int(seed),
+            None if pairs is None else tuple(np.asarray(p) for p in pairs))
 
     @property
     def self_loops(self):
@@ -210,6 +214,32 @@ class Model:
             progress.close()
         return history
 
+    def fit_links(self, split, epochs=100, lr=0.01, optimizer="adam", seed=0,
+                  negatives=1, batch_size=0, fanout=(), max_batches=0,
+                  hits_k=50, log=None, progress=True):
+        """Trains a link predictor (a model whose loss is pair_bce(out)) on
+        `split`, the dict saga.split_edges or saga.load_edge_split returns:
+        the graph set is replaced by the split's message graph (train_pos,
+        both ways), the features stay bound; each epoch draws `negatives`
+        uniform negatives per train edge. batch_size > 0: mini-batches of
+        train edges, their ends' neighbourhoods sampled by `fanout`. One
+        dict per epoch (epoch, loss, val_auc, val_hits, val_mrr, test_auc,
+        test_hits, test_mrr, batches, seconds) is returned; Hits@`hits_k`.
+        `progress`: True for a progress bar on stderr, a callable taking
+        each epoch's dict, or False."""
+        if progress is True:
+            progress = (_ProgressBar(epochs, "val_auc") if sys.stderr.isatty()
+                        else None)
+        elif progress is False:
+            progress = None
+        history = self._impl.train_links(
+            split, int(epochs), float(lr), optimizer, int(seed),
+            int(negatives), os.fspath(log) if log else "", int(batch_size),
+            [int(f) for f in fanout], int(max_batches), int(hits_k), progress)
+        if isinstance(progress, _ProgressBar):
+            progress.close()
+        return history
+
     # Parameters and plans.
     def params(self):
         """name -> a copy of the parameter (float32)."""
@@ -229,14 +259,15 @@ class Model:
 
 
 class _ProgressBar:
-    def __init__(self, total):
+    def __init__(self, total, metric="val_acc"):
         self.total = total
+        self.metric = metric
 
     def __call__(self, e):
         done = int(30 * e["epoch"] / max(1, self.total))
         sys.stderr.write("\r[%s%s] epoch %d/%d loss %.4f val %.4f" %
                          ("#" * done, "." * (30 - done), e["epoch"],
-                          self.total, e["loss"], e["val_acc"]))
+                          self.total, e["loss"], e[self.metric]))
         sys.stderr.flush()
 
     def close(self):

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "api/GraphTrainer.h"
+#include "api/LinkTrainer.h"
 #include "api/Model.h"
 #include "runtime/graph/EdgeSplit.h"
 #include "runtime/graph/GraphFile.h"
@@ -94,6 +95,8 @@ py::array_t<float> toNumpy(const Tensor &t) {
   std::copy(t.f32(), t.f32() + t.numElements(), a.mutable_data());
   return a;
 }
+
+EdgeSplit edgeSplitOf(const py::dict &d);
 
 /// A compiled model with its graph and the arrays bound to it.
 class PyModel {
@@ -214,7 +217,8 @@ public:
   /// One training step's loss and d loss / d parameter without updating
   /// anything: dropout drawn from `seed`, the loss over `mask` (all
   /// labelled vertices when None).
-  py::tuple lossAndGrad(const py::object &mask, uint64_t seed) {
+  py::tuple lossAndGrad(const py::object &mask, uint64_t seed,
+                        const py::object &pairs) {
     requireGraph();
     ForwardOptions o;
     if (!mask.is_none()) {
@@ -222,6 +226,23 @@ public:
       if (o.lossMask.empty())
         throw py::value_error("mask is empty: give vertex ids, or None for "
                               "every labelled vertex");
+    }
+    PairSet set;
+    if (!pairs.is_none()) {
+      auto t = pairs.cast<py::tuple>();
+      if (t.size() != 3)
+        throw py::value_error("pairs is (src, dst, labels)");
+      auto y = py::array_t<float, py::array::c_style | py::array::forcecast>(
+          py::array::ensure(t[2]));
+      std::string why;
+      set = PairSet::make(
+          graph->numVertices,
+          ids(py::array::ensure(t[0]), "pairs' src", graph->numVertices),
+          ids(py::array::ensure(t[1]), "pairs' dst", graph->numVertices),
+          std::vector<float>(y.data(), y.data() + y.size()), &why);
+      if (!why.empty())
+        throw py::value_error("pairs: " + why);
+      o.pairs = &set;
     }
     TrainStepResult r = check(model->trainStep(o, seed));
     py::dict grads;
@@ -279,6 +300,60 @@ public:
       report(history, progress, e);
     });
     batches.reset(); // the whole graph's inputs back
+    check(std::move(result));
+    return history;
+  }
+
+  py::list trainLinks(const py::dict &splitDict, unsigned epochs, double lr,
+                      const std::string &optimizer, uint64_t seed,
+                      int64_t negatives, const std::string &log,
+                      int64_t batchSize, std::vector<int64_t> fanout,
+                      int64_t maxBatches, int64_t hitsK,
+                      const py::object &progress) {
+    requireGraph();
+    EdgeSplit split = edgeSplitOf(splitDict);
+    if (split.numVertices != graph->numVertices)
+      throw py::value_error("the split is over " +
+                            std::to_string(split.numVertices) +
+                            " vertices, the graph has " +
+                            std::to_string(graph->numVertices));
+    if (!fanout.empty() && batchSize <= 0)
+      throw py::value_error("fanout needs batch_size");
+    // The model propagates over the training edges only: the split's
+    // message graph replaces the graph set (the features stay bound).
+    EdgeList m = split.messageGraph();
+    auto g = std::make_unique<Graph>(
+        Graph::build(m.numVertices, m.src, m.dst, model->selfLoops()));
+    check(model->setGraph(*g));
+    graph = std::move(g);
+    LinkTrainOptions o;
+    o.train.epochs = epochs;
+    o.train.learningRate = lr;
+    o.train.optimizer = optimizerNamed(optimizer);
+    o.train.seed = seed;
+    o.train.logPath = log;
+    o.negatives = negatives;
+    o.batchSize = batchSize;
+    o.fanouts = fanout;
+    o.maxBatches = maxBatches;
+    o.hitsK = hitsK;
+    model->initParams(seed);
+    py::list history;
+    auto result = saga::trainLinks(
+        *model, *graph, split, o, [&](const LinkEpochStats &s) {
+          py::dict e;
+          e["epoch"] = s.epoch;
+          e["loss"] = s.loss;
+          e["val_auc"] = s.val.auc;
+          e["val_hits"] = s.val.hits;
+          e["val_mrr"] = s.val.mrr;
+          e["test_auc"] = s.test.auc;
+          e["test_hits"] = s.test.hits;
+          e["test_mrr"] = s.test.mrr;
+          e["batches"] = s.batches;
+          e["seconds"] = s.seconds;
+          report(history, progress, e);
+        });
     check(std::move(result));
     return history;
   }
@@ -425,6 +500,34 @@ std::vector<int32_t> ids(const py::array_t<int64_t, py::array::c_style |
   return out;
 }
 
+/// split_edges' dict (or load_edge_split's) as an EdgeSplit.
+EdgeSplit edgeSplitOf(const py::dict &d) {
+  EdgeSplit s;
+  for (const char *key : {"num_nodes", "undirected", "train_pos", "val_pos",
+                          "val_neg", "test_pos", "test_neg"})
+    if (!d.contains(key))
+      throw py::value_error(std::string("the split has no '") + key +
+                            "' (make it with saga.split_edges or "
+                            "saga.load_edge_split)");
+  s.numVertices = d["num_nodes"].cast<int32_t>();
+  s.undirected = d["undirected"].cast<bool>();
+  const char *names[] = {"train_pos", "val_pos", "val_neg", "test_pos",
+                         "test_neg"};
+  VertexPairs *sets[] = {&s.trainPos, &s.valPos, &s.valNeg, &s.testPos,
+                         &s.testNeg};
+  for (int i = 0; i < 5; ++i) {
+    auto a = d[names[i]].cast<
+        py::array_t<int64_t, py::array::c_style | py::array::forcecast>>();
+    if (a.ndim() != 2 || a.shape(1) != 2)
+      throw py::value_error(std::string(names[i]) +
+                            " must be a [pairs, 2] array");
+    std::vector<int32_t> flat = ids(a, names[i]);
+    for (size_t r = 0; r + 1 < flat.size(); r += 2)
+      sets[i]->push(flat[r], flat[r + 1]);
+  }
+  return s;
+}
+
 py::dict splitEdgesPy(
     const py::array_t<int64_t, py::array::c_style | py::array::forcecast> &src,
     const py::array_t<int64_t, py::array::c_style | py::array::forcecast> &dst,
@@ -515,24 +618,7 @@ PYBIND11_MODULE(_saga, m) {
         py::arg("num_nodes"), py::arg("val"), py::arg("test"),
         py::arg("negatives"), py::arg("seed"), py::arg("undirected"));
   m.def("write_edge_split", [](const std::string &path, const py::dict &d) {
-    EdgeSplit s;
-    s.numVertices = d["num_nodes"].cast<int32_t>();
-    s.undirected = d["undirected"].cast<bool>();
-    const char *names[] = {"train_pos", "val_pos", "val_neg", "test_pos",
-                           "test_neg"};
-    VertexPairs *sets[] = {&s.trainPos, &s.valPos, &s.valNeg, &s.testPos,
-                           &s.testNeg};
-    for (int i = 0; i < 5; ++i) {
-      auto a = d[names[i]].cast<
-          py::array_t<int64_t, py::array::c_style | py::array::forcecast>>();
-      if (a.ndim() != 2 || a.shape(1) != 2)
-        throw py::value_error(std::string(names[i]) +
-                              " must be a [pairs, 2] array");
-      std::vector<int32_t> flat = ids(a, names[i]);
-      for (size_t r = 0; r + 1 < flat.size(); r += 2)
-        sets[i]->push(flat[r], flat[r + 1]);
-    }
-    check(writeEdgeSplitNpz(path, s));
+    check(writeEdgeSplitNpz(path, edgeSplitOf(d)));
   });
   m.def("load_edge_split", [](const std::string &path, int32_t numVertices,
                               bool undirected) {
@@ -554,12 +640,17 @@ PYBIND11_MODULE(_saga, m) {
       .def("shares_memory", &PyModel::sharesMemory)
       .def("forward", &PyModel::forward, py::arg("named") = false)
       .def("loss_and_grad", &PyModel::lossAndGrad, py::arg("mask"),
-           py::arg("seed"))
+           py::arg("seed"), py::arg("pairs"))
       .def("train", &PyModel::train, py::arg("train"), py::arg("val"),
            py::arg("test"), py::arg("epochs"), py::arg("lr"),
            py::arg("optimizer"), py::arg("seed"), py::arg("patience"),
            py::arg("log"), py::arg("checkpoint"), py::arg("resume"),
            py::arg("batch_size"), py::arg("fanout"), py::arg("progress"))
+      .def("train_links", &PyModel::trainLinks, py::arg("split"),
+           py::arg("epochs"), py::arg("lr"), py::arg("optimizer"),
+           py::arg("seed"), py::arg("negatives"), py::arg("log"),
+           py::arg("batch_size"), py::arg("fanout"), py::arg("max_batches"),
+           py::arg("hits_k"), py::arg("progress"))
       .def("params", &PyModel::params)
       .def("set_param", &PyModel::setParam)
       .def("init_params", &PyModel::initParams)

@@ -521,3 +521,29 @@ def test_split_edges_and_metrics(cora, tmp_path):
     assert saga.roc_auc([0.35, 0.8], [0.1, 0.4]) == 0.75
     assert saga.hits_at_k([4.5, 9, 4, 1], [1, 2, 3, 4, 5], 2) == 0.5
     assert abs(saga.mrr([0.9, 0.5], [[0.1, 0.2], [0.6, 0.5]]) - (1 + 1 / 2.5) / 2) < 1e-12
+
+
+LINK_SAGE = os.path.join(ROOT, "examples", "graphsage-link.saga")
+
+
+def test_fit_links_on_cora(cora):
+    """A link predictor from Python: the split's message graph replaces the
+    graph; one dict per epoch with the metrics."""
+    s = saga.split_edges(cora["src"], cora["dst"], cora["num_vertices"],
+                         seed=1)
+    m = saga.compile(LINK_SAGE)
+    m.set_graph(cora["src"], cora["dst"], cora["num_vertices"])
+    m.set_inputs(x=saga.row_normalize(cora["x"]))
+    h = m.fit_links(s, epochs=40, lr=0.01, seed=0, progress=False)
+    assert [e["epoch"] for e in h] == list(range(1, 41))
+    assert h[-1]["loss"] < h[0]["loss"]
+    assert max(e["val_auc"] for e in h) > 0.85
+    assert m._impl.num_edges == 2 * len(s["train_pos"])  # held-out edges gone
+    assert set(h[0]) >= {"test_auc", "test_hits", "test_mrr", "batches"}
+    # The loss's pairs from Python: an edge scored 1, a non-edge 0.
+    loss, grads = m.loss_and_grad(pairs=([0, 1], [633, 2], [1, 0]))
+    assert loss > 0 and sorted(grads) == sorted(m.params())
+    with pytest.raises(ValueError, match="labels are 0 or 1"):
+        m.loss_and_grad(pairs=([0], [633], [0.5]))
+    with pytest.raises(ValueError, match="the split has no 'test_neg'"):
+        m.fit_links({k: v for k, v in s.items() if k != "test_neg"})

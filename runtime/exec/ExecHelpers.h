@@ -9,6 +9,7 @@
 #ifndef SAGA_RUNTIME_EXEC_EXECHELPERS_H
 #define SAGA_RUNTIME_EXEC_EXECHELPERS_H
 
+#include "runtime/exec/Executor.h"
 #include "runtime/exec/FastExp.h"
 #include "runtime/graph/Graph.h"
 #include "support/Intervals.h"
@@ -139,6 +140,33 @@ inline bool inSchedule(Operation *user) {
 }
 
 using saga::errorAt;
+
+/// The pairs a link loss at `op` scores: bound, over the graph's vertices,
+/// and not on a part of a partitioned graph (a pair may join two parts).
+inline llvm::Expected<const PairSet *> pairsFor(Operation &op,
+                                               const ExecutionContext &ctx) {
+  if (!ctx.pairs)
+    return errorAt(&op, "pair_bce scores vertex pairs, and none are bound: "
+                        "train the model for link prediction (sagac train "
+                        "--link-split, saga::trainLinks)");
+  if (ctx.dist)
+    return errorAt(&op, "pair_bce does not run on a partitioned graph yet");
+  if (ctx.pairs->numVertices != ctx.graph->numVertices)
+    return errorAt(&op, "the pairs are over " +
+                            std::to_string(ctx.pairs->numVertices) +
+                            " vertices but the graph has " +
+                            std::to_string(ctx.graph->numVertices));
+  if (!ctx.rowLevels.empty()) {
+    // A sampled batch computes the loss rows, its first rowLevels[0].
+    const PairSet &p = *ctx.pairs;
+    for (int64_t i = 0; i < p.size(); ++i)
+      if (std::max(p.src[size_t(i)], p.dst[size_t(i)]) >= ctx.rowLevels[0])
+        return errorAt(&op, "pair " + std::to_string(i) +
+                                " joins a vertex that is not a seed of the "
+                                "sampled batch");
+  }
+  return ctx.pairs;
+}
 
 /// The caller's tensor for graph input `arg` of `model`, checked against
 /// the input's type at `rows` rows (errors name the input and both shapes).

@@ -199,6 +199,23 @@ llvm::Error CpuRun::readoutGrad(ReadoutGradOp op,
   return llvm::Error::success();
 }
 
+llvm::Error CpuRun::pairBce(PairBceOp op, const PairSet &pairs) {
+  const Tensor *h = lookup(op.getInput());
+  double loss = pairBceLoss(h->f32(), h->rowSize(), pairs, *ctx.pool);
+  allocate(op.getResult())->f32()[0] = static_cast<float>(loss);
+  return llvm::Error::success();
+}
+
+llvm::Error CpuRun::pairBceGrad(PairBceGradOp op, const PairSet &pairs) {
+  // Every row is written (zeros off the pairs), so a sampled batch's rows
+  // past the seeds need no zero fill.
+  const Tensor *h = lookup(op.getInput());
+  float g = lookup(op.getGrad())->f32()[0];
+  Tensor *dh = allocate(op.getGradInput());
+  saga::pairBceGrad(h->f32(), h->rowSize(), pairs, g, dh->f32(), *ctx.pool);
+  return llvm::Error::success();
+}
+
 llvm::Error CpuRun::linearGradInput(LinearGradInputOp lg) {
   // dx[v] = dy[v] @ W^T
   const Tensor *dy = lookup(lg.getGradOutput()), *w = lookup(lg.getWeight());

@@ -14,6 +14,7 @@
 
 #include "runtime/graph/EdgeChunks.h"
 #include "runtime/graph/Graph.h"
+#include "runtime/graph/PairSet.h"
 #include "runtime/memory/Tensor.h"
 #include "runtime/exec/ThreadPool.h"
 
@@ -43,6 +44,9 @@ struct ExecutionContext {
   const llvm::StringMap<Tensor> *inputs = nullptr; // by graph-input name
   const llvm::StringMap<Tensor> *params = nullptr; // by parameter name
   std::vector<int32_t> lossMask; // empty: all labelled vertices
+  /// The labelled vertex pairs a link-prediction loss (saga.pair_bce)
+  /// scores; null: none bound (such a loss is then an error).
+  const PairSet *pairs = nullptr;
   bool exactLossMask = false;    // empty: none (ForwardOptions)
   uint64_t seed = 0;             // training-mode dropout masks
   /// Per-step wall times, in plan order (filled when non-null).

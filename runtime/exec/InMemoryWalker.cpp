@@ -4,6 +4,7 @@
 #include "runtime/exec/ExecHelpers.h"
 
 #include <chrono>
+#include <limits>
 
 using namespace mlir;
 using namespace saga;
@@ -51,6 +52,19 @@ llvm::Error InMemoryWalker::step(Operation &op) {
     if (auto r = dyn_cast<ReadoutOp>(op))
       return readout(r, bounds);
     return readoutGrad(cast<ReadoutGradOp>(op), bounds);
+  }
+  if (isa<PairBceOp>(op) && !ctx.pairs) {
+    // No pairs (an inference run embedding the vertices): no loss, which
+    // Model::forward does not report.
+    return fill(op.getResult(0), std::numeric_limits<float>::quiet_NaN());
+  }
+  if (isa<PairBceOp, PairBceGradOp>(op)) {
+    auto pairs = pairsFor(op, ctx);
+    if (!pairs)
+      return pairs.takeError();
+    if (auto l = dyn_cast<PairBceOp>(op))
+      return pairBce(l, **pairs);
+    return pairBceGrad(cast<PairBceGradOp>(op), **pairs);
   }
   if (auto r = dyn_cast<ReleaseOp>(op)) {
     release(r.getValue());

@@ -53,6 +53,11 @@ protected:
                               const std::vector<int64_t> &bounds) = 0;
   virtual llvm::Error readoutGrad(ReadoutGradOp op,
                                   const std::vector<int64_t> &bounds) = 0;
+  /// Link prediction's loss and its gradient over `pairs` (ctx.pairs,
+  /// checked against the graph; runtime/exec/PairLoss.h says the order of
+  /// the arithmetic).
+  virtual llvm::Error pairBce(PairBceOp op, const PairSet &pairs) = 0;
+  virtual llvm::Error pairBceGrad(PairBceGradOp op, const PairSet &pairs) = 0;
   /// Model-level values: sum of squares / 2, a splat constant, -x, and
   /// x (op) y with na, nb in {n, 1} elements (checked).
   virtual llvm::Error l2(L2Op op) = 0;

@@ -67,11 +67,12 @@ std::optional<RowExtents> saga::rowExtents(ModelOp plan, int64_t layers) {
   for (Operation &op : body) {
     bool readsGradient = llvm::any_of(
         op.getOperands(), [&](Value v) { return gradient.contains(v); });
-    if (!isa<CrossEntropyGradOp>(op) && !readsGradient)
+    bool loss = isa<CrossEntropyGradOp, PairBceGradOp>(op);
+    if (!loss && !readsGradient)
       continue;
     int64_t s = -1;
-    if (isa<CrossEntropyGradOp>(op)) {
-      s = 0; // the loss reads the seeds
+    if (loss) {
+      s = 0; // the loss reads the seeds (a link loss: the pairs' ends)
     } else {
       auto launch = dyn_cast<LaunchOp>(op);
       KernelShape k = launch ? shapeOf(launch) : KernelShape();
@@ -121,6 +122,15 @@ std::optional<RowExtents> saga::rowExtents(ModelOp plan, int64_t layers) {
     if (auto ce = dyn_cast<CrossEntropyOp>(op)) {
       require(ce->getOperand(0), 0);
       require(ce->getOperand(1), 0);
+      continue;
+    }
+    if (auto pl = dyn_cast<PairBceOp>(op)) {
+      require(pl.getInput(), 0); // a batch's pairs join seeds
+      continue;
+    }
+    if (auto pg = dyn_cast<PairBceGradOp>(op)) {
+      x.opLevel[&op] = 0;
+      require(pg.getInput(), 0);
       continue;
     }
     if (auto ce = dyn_cast<CrossEntropyGradOp>(op)) {

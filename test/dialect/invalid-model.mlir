@@ -299,3 +299,22 @@ saga.model @readout_grad_types(%x: !saga.vertex<4xf32>, %y: !saga.vertex<2xf32>)
   %g = "saga.readout_grad"(%x, %y, %x) {kind = 2 : i32} : (!saga.vertex<4xf32>, !saga.vertex<2xf32>, !saga.vertex<4xf32>) -> !saga.vertex<4xf32>
   saga.return %g : !saga.vertex<4xf32>
 }
+
+// -----
+
+// Tests that a pair loss scores vectors of floats, one per vertex.
+saga.model @pair_bce_matrix(%h: !saga.vertex<2x4xf32>) -> tensor<f32> {
+  // expected-error @+1 {{'saga.pair_bce' op scores pairs of float vectors (one per vertex), got '!saga.vertex<2x4xf32>'}}
+  %l = saga.pair_bce %h : !saga.vertex<2x4xf32> -> tensor<f32>
+  saga.return %l : tensor<f32>
+}
+
+// -----
+
+// Tests that a pair loss's gradient has the rows' type.
+saga.model @pair_bce_grad_types(%h: !saga.vertex<4xf32>) -> !saga.vertex<8xf32> {
+  %g = saga.pair_bce %h : !saga.vertex<4xf32> -> tensor<f32>
+  // expected-error @+1 {{all of {input, gradInput} have same type}}
+  %d = "saga.pair_bce_grad"(%h, %g) : (!saga.vertex<4xf32>, tensor<f32>) -> !saga.vertex<8xf32>
+  saga.return %d : !saga.vertex<8xf32>
+}

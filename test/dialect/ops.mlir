@@ -378,3 +378,13 @@ saga.model @readouts(%x: !saga.vertex<4xf32>) -> !saga.vertex<4xf32> {
   %g = saga.readout_grad min %x, %s, %s : !saga.vertex<4xf32>
   saga.return %g : !saga.vertex<4xf32>
 }
+
+// Tests link prediction's loss over the bound pairs and its gradient.
+// CHECK-LABEL: saga.model @pair_loss
+// CHECK:         %[[L:.*]] = saga.pair_bce %{{.*}} : !saga.vertex<16xf32> -> tensor<f32>
+// CHECK:         saga.pair_bce_grad %{{.*}}, %[[L]] : !saga.vertex<16xf32>, tensor<f32>
+saga.model @pair_loss(%h: !saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
+  %l = saga.pair_bce %h : !saga.vertex<16xf32> -> tensor<f32>
+  %d = saga.pair_bce_grad %h, %l : !saga.vertex<16xf32>, tensor<f32>
+  saga.return %d : !saga.vertex<16xf32>
+}

@@ -257,6 +257,21 @@ def cross_entropy(logits, labels, mask):
     return T(loss, (logits,), rule)
 
 
+def pair_bce(h, src, dst, y):
+    """Link prediction's loss: the mean over the pairs (src[i], dst[i]) of
+    the binary cross-entropy with logits of the score sum(h[src] * h[dst])
+    against y[i] in {0, 1}."""
+    s = total(rows(h, src) * rows(h, dst))
+    y = np.asarray(y, np.float64)
+    z = s.value
+    loss = (np.maximum(z, 0) - y * z + np.log1p(np.exp(-np.abs(z)))).mean()
+
+    def rule(g):
+        return (g * (1 / (1 + np.exp(-z)) - y) / len(z),)
+
+    return T(loss, (s,), rule)
+
+
 def l2(p):
     """sum(p^2) / 2."""
     p = lift(p)

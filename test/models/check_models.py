@@ -95,7 +95,17 @@ def check(saga, model, text, device, opt, seed):
     src, dst, n = random_graph(seed)
     rng = np.random.default_rng(seed + 1)
     x = rng.normal(size=(n, declared(text, "x"))).astype(np.float32)
-    label = rng.integers(0, declared(text, "label"), n)
+    link = "pair_bce(" in text
+    if link:
+        # Scored pairs in place of labels: the hub, a send-only and an
+        # isolated vertex, a vertex in many pairs, a repeated pair and a
+        # pair both ways; labels 0 and 1.
+        ps = np.concatenate([[0, 0, 65, 75, 7, 7, 7], rng.integers(0, n, 40)])
+        pd = np.concatenate([[5, 75, 3, 2, 8, 8, 9], rng.integers(0, n, 40)])
+        pd = np.where(pd == ps, (pd + 1) % n, pd)
+        label = (ps, pd, rng.integers(0, 2, len(ps)).astype(np.float32))
+    else:
+        label = rng.integers(0, declared(text, "label"), n)
     mask = np.concatenate([[0, 3, 65, 75], rng.choice(
         np.setdiff1d(np.arange(n), [0, 3, 65, 75]), 26, replace=False)])
     offsets = None
@@ -105,10 +115,11 @@ def check(saga, model, text, device, opt, seed):
 
     m = saga.compile(text, opt_level=opt, device=device)
     m.set_graph(src, dst, n, graph_offsets=offsets)
-    m.set_inputs(x=x, label=label)
+    m.set_inputs(**({"x": x} if link else {"x": x, "label": label}))
     m.init_params(seed)
     params = m.params()
-    loss, grads = m.loss_and_grad(mask=mask)
+    loss, grads = (m.loss_and_grad(pairs=label) if link
+                   else m.loss_and_grad(mask=mask))
     pred = m.forward()
 
     g = Graph(src, dst, n, m.self_loops, offsets)

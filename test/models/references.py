@@ -7,7 +7,7 @@ the loss mask and the parameters by Saga's names (T values), and returns
 import numpy as np
 
 from autograd import (T, concat, cross_entropy, div, elu, l2, leaky_relu,
-                      log, mul, relu, reshape, rows, segment_max,
+                      log, mul, pair_bce, relu, reshape, rows, segment_max,
                       segment_mean, segment_min, segment_softmax_sum,
                       segment_sum, sigmoid, tanh, total, lift)
 
@@ -208,9 +208,21 @@ def readouts(g, x, label, mask, P):
     return out, cross_entropy(out, label, mask)
 
 
+def graphsage_link(g, x, pairs, mask, P):
+    """A link predictor: `pairs` is (src, dst, labels) in place of the
+    labels; the mask is unused."""
+    def conv(h, name):
+        a = segment_mean(rows(h, g.src), g.dst, g.n)
+        return h @ P[name + ".Ws"] + a @ P[name + ".Wn"] + P[name + ".b"]
+
+    h = relu(conv(x, "SAGEConv#0"))
+    out = conv(h, "SAGEConv#1")
+    return out, pair_bce(out, *pairs)
+
+
 MODELS = {
     "gcn": gcn, "graphsage": graphsage, "gin": gin, "gat": gat, "ggcn": ggcn,
     "sgc": sgc, "appnp": appnp, "jknet": jknet, "gatv2": gatv2,
     "gcnii": gcnii, "pna": pna, "gin-mutag": gin_mutag, "gin-proteins": gin_mutag,
-    "readouts": readouts,
+    "readouts": readouts, "graphsage-link": graphsage_link,
 }

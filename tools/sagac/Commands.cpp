@@ -11,6 +11,8 @@
 #include "analysis/KernelTraffic.h"
 #include "analysis/PlanMemory.h"
 #include "runtime/train/ParamsFile.h"
+
+#include <optional>
 #include "runtime/Timing.h"
 #include "runtime/graph/Reorder.h"
 
@@ -98,6 +100,8 @@ struct Session {
   /// The dataset's vertex v is the graph's vertex newId[v] (empty: the
   /// same), after a relabelling.
   std::vector<int32_t> newId;
+  /// With --link-split: the split; the graph is its message graph.
+  std::optional<EdgeSplit> links;
 };
 
 /// Under a memory budget, a graph file is not loaded: the model gets the
@@ -242,9 +246,26 @@ std::unique_ptr<Session> open(const RunOptions &options, bool training,
   Dataset &d = session->data;
   if (options.rowNormalize)
     rowNormalize(d.features);
-  if (options.reorder == RunOptions::Reorder::Degree ||
-      (options.reorder == RunOptions::Reorder::Auto &&
-       d.edges.numVertices >= kAutoReorderVertices)) {
+  if (!options.linkSplit.empty()) {
+    // Link prediction propagates over the training edges only.
+    if (options.memoryBudget > 0 || options.reorder == RunOptions::Reorder::Degree) {
+      fail(llvm::createStringError(
+          "--link-split trains in memory in the dataset's vertex order: no "
+          "--memory-budget or --reorder=degree"));
+      return nullptr;
+    }
+    auto split = loadEdgeSplitNpz(options.linkSplit, d.edges.numVertices);
+    if (!split) {
+      fail(split.takeError());
+      return nullptr;
+    }
+    d.edges = split->messageGraph();
+    session->links = std::move(*split);
+  }
+  if (!session->links &&
+      (options.reorder == RunOptions::Reorder::Degree ||
+       (options.reorder == RunOptions::Reorder::Auto &&
+       d.edges.numVertices >= kAutoReorderVertices))) {
     auto start = std::chrono::steady_clock::now();
     VertexOrder order = degreeOrder(d.edges);
     relabel(d, order);
@@ -512,7 +533,12 @@ int saga::runForward(const RunOptions &options) {
   }
 
   const Tensor &out = result->prediction;
-  if (out.shape().size() == 2) {
+  // Classes only for a classifier (a model with a label input): a link
+  // predictor's rows are embeddings.
+  bool classifier = llvm::any_of(session->model->inputs(), [](const ValueInfo &in) {
+    return in.domain == ValueInfo::Vertex && in.dtype == DType::I32;
+  });
+  if (out.shape().size() == 2 && classifier) {
     std::vector<int64_t> counts(out.rowSize());
     for (int64_t v = 0; v < out.rows(); ++v) {
       const float *row = out.f32() + v * out.rowSize();
@@ -536,6 +562,9 @@ int saga::runTrain(const TrainCommandOptions &options) {
       open(options.run, /*training=*/true, options.batches.batchSize > 0);
   if (!session)
     return 1;
+  if (session->links)
+    return runTrainLinks(options, *session->model, session->graph,
+                         *session->links);
   // Moved: on a large graph a second copy of the labels and splits is
   // memory a budgeted run does not have.
   Split split{std::move(session->data.labels), std::move(session->data.train),

@@ -21,6 +21,9 @@ struct RunOptions {
   std::string data;        // a dataset (loadDataset)
   VertexArrays arrays;     // with a graph-only --data
   std::string format;      // --format: how to read --data (empty: detect)
+  /// Link prediction (--link-split): the split of --data's edges; the graph
+  /// is its message graph (train_pos).
+  std::string linkSplit;
   std::string params;      // parameter file; empty: initialise
   unsigned threads = 1;
   unsigned optLevel = 2;
@@ -97,6 +100,9 @@ struct TrainCommandOptions {
   double lrGamma = 0.5;
   /// With batches and --partition: MassiveGNN's buffer of remote features.
   HaloBufferOptions buffer;
+  /// With run.linkSplit: negatives per training edge, per epoch.
+  int64_t negatives = 1;
+  int64_t maxBatches = 0; // and at most this many batches per epoch
 };
 
 /// Trains the model on the dataset's training split, printing a line per
@@ -109,6 +115,11 @@ bool isGraphDataset(const RunOptions &options);
 /// `sagac train` on a dataset of many graphs: k-fold cross-validation of a
 /// graph classifier, batches of whole graphs.
 int runTrainGraphs(const TrainCommandOptions &options);
+
+/// `sagac train --link-split`: link prediction (api/LinkTrainer.h) on the
+/// model, bound to `graph` (the split's message graph) with its features.
+int runTrainLinks(const TrainCommandOptions &options, Model &model,
+                  const Graph &graph, const EdgeSplit &split);
 
 /// `runTrain` as one MPI rank of a partitioned run (mpirun -np N sagac
 /// train ... --partition KIND): every rank trains the same model on its

@@ -215,7 +215,22 @@ TrainingFlags::TrainingFlags(Commands &c)
              cl::init(0), cl::value_desc("N"), cl::sub(c.train)),
       lrGamma("lr-gamma",
               cl::desc("With --lr-step: the factor (default 0.5)"),
-              cl::init(0.5), cl::sub(c.train)) {}
+              cl::init(0.5), cl::sub(c.train)),
+      linkSplit("link-split",
+                cl::desc("Link prediction: train a model whose loss is "
+                         "pair_bce(out) on this split of --data's edges "
+                         "(sagac split-edges); the held-out edges are not "
+                         "in the graph"),
+                cl::value_desc("split.npz"), cl::sub(c.train)),
+      negatives("negatives",
+                cl::desc("With --link-split: negatives drawn per training "
+                         "edge each epoch (default 1)"),
+                cl::init(1), cl::value_desc("K"), cl::sub(c.train)),
+      maxBatches("max-batches",
+                 cl::desc("With --link-split and --batch-size: at most N "
+                          "batches per epoch (default 0: every train edge), "
+                          "to time a large graph's epoch on a part"),
+                 cl::init(0), cl::value_desc("N"), cl::sub(c.train)) {}
 
 MiniBatchFlags::MiniBatchFlags(Commands &c)
     : batchSize("batch-size",

@@ -114,6 +114,9 @@ struct TrainingFlags {
   cl::opt<int32_t> folds;                     // --folds
   cl::opt<unsigned> lrStep;                   // --lr-step
   cl::opt<double> lrGamma;                    // --lr-gamma
+  cl::opt<std::string> linkSplit;             // --link-split
+  cl::opt<int64_t> negatives;                 // --negatives
+  cl::opt<int64_t> maxBatches;                // --max-batches
 };
 
 /// `train` on sampled mini-batches.

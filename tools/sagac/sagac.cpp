@@ -263,6 +263,9 @@ saga::TrainCommandOptions trainOptions(int64_t budget) {
   options.folds = t.folds;
   options.lrStep = t.lrStep;
   options.lrGamma = t.lrGamma;
+  options.run.linkSplit = t.linkSplit;
+  options.negatives = t.negatives;
+  options.maxBatches = t.maxBatches;
   options.run.partition = d.partition;
   options.run.costModel = d.costModelFile;
   options.run.partitionFile = d.partitionFile;
@@ -316,7 +319,13 @@ int trainCommand(int64_t budget) {
                  "many graphs (a TU folder, or --format graphs)");
   if (checkBatchFlags())
     return 1;
+  if ((t.negatives.getNumOccurrences() || t.maxBatches.getNumOccurrences()) &&
+      t.linkSplit.empty())
+    return error("--negatives and --max-batches need --link-split (link "
+                 "prediction)");
   const DistributedFlags &d = flags().distributed;
+  if (!t.linkSplit.empty() && !d.partition.empty())
+    return error("--link-split trains in one process: no --partition yet");
   if (!d.partition.empty())
     return saga::runDistributedTrain(options);
   if (!d.costModelFile.empty() || !d.partitionFile.empty() ||

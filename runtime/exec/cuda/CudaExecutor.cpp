@@ -154,6 +154,13 @@ private:
                       const std::vector<int64_t> &bounds) override;
   llvm::Error readoutGrad(ReadoutGradOp op,
                           const std::vector<int64_t> &bounds) override;
+  llvm::Error pairBce(PairBceOp op, const PairSet &pairs) override;
+  llvm::Error pairBceGrad(PairBceGradOp op, const PairSet &pairs) override;
+  /// The pairs' arrays on the device (uploaded once per run that reads them).
+  struct DevicePairs {
+    CUdeviceptr src = 0, dst = 0, label = 0, offsets = 0, pair = 0, other = 0;
+  };
+  llvm::Expected<DevicePairs> pairsOnDevice(const PairSet &pairs);
   /// The graph bounds on the device (uploaded for each run that reads them).
   llvm::Expected<CUdeviceptr> graphBounds(const std::vector<int64_t> &bounds);
   llvm::Error l2(L2Op op) override;
@@ -208,6 +215,7 @@ private:
   std::unordered_map<Value, DeviceTensor, ValueHash> values;
   std::vector<CUdeviceptr> temporaries;
   CUdeviceptr boundsOnDevice = 0; // graphBounds(), once per run
+  std::optional<DevicePairs> devicePairs; // pairsOnDevice(), once per run
   size_t liveBytes = 0, peakBytes = 0;
   // The graph's CSRs on the device: by destination (in) and by source (out).
   CUdeviceptr inOffsets = 0, inSources = 0, inIds = 0;
@@ -580,6 +588,88 @@ llvm::Error CudaRun::readoutGrad(ReadoutGradOp op,
   int64_t w = rowsN ? x->elements / rowsN : 0;
   return ops.readoutGrad(x->ptr, y->ptr, dy->ptr, w, *on,
                          int64_t(bounds.size()) - 1, (*t)->ptr);
+}
+
+llvm::Expected<CudaRun::DevicePairs>
+CudaRun::pairsOnDevice(const PairSet &pairs) {
+  if (devicePairs)
+    return *devicePairs;
+  DevicePairs d;
+  auto put = [&](CUdeviceptr &to, const void *data, size_t bytes,
+                 const char *what) -> llvm::Error {
+    auto p = temporary(std::max<int64_t>(int64_t(bytes), 8), what);
+    if (!p)
+      return p.takeError();
+    to = *p;
+    return bytes ? dev.upload(to, data, int64_t(bytes)) : llvm::Error::success();
+  };
+  size_t n = size_t(pairs.size());
+  if (auto e = put(d.src, pairs.src.data(), n * 4, "pair sources"))
+    return std::move(e);
+  if (auto e = put(d.dst, pairs.dst.data(), n * 4, "pair destinations"))
+    return std::move(e);
+  if (auto e = put(d.label, pairs.label.data(), n * 4, "pair labels"))
+    return std::move(e);
+  if (auto e = put(d.offsets, pairs.incidenceOffsets.data(),
+                   pairs.incidenceOffsets.size() * 8, "pair incidences"))
+    return std::move(e);
+  if (auto e = put(d.pair, pairs.incidencePair.data(), n * 8, "pair ids"))
+    return std::move(e);
+  if (auto e = put(d.other, pairs.incidenceOther.data(), n * 8, "pair ends"))
+    return std::move(e);
+  // The uploads are asynchronous: `pairs` must live until they are done.
+  if (auto e = dev.synchronize())
+    return std::move(e);
+  devicePairs = d;
+  return d;
+}
+
+llvm::Error CudaRun::pairBce(PairBceOp op, const PairSet &pairs) {
+  if (auto e = operandsBound(op))
+    return e;
+  auto on = pairsOnDevice(pairs);
+  if (!on)
+    return on.takeError();
+  const DeviceTensor *h = lookup(op.getInput());
+  int64_t n = pairs.size(), w = h->elements / std::max<int64_t>(rowsOf(op.getInput().getType()), 1);
+  auto t = allocate(op.getResult(), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  auto terms = temporary(std::max<int64_t>(n, 1) * 8, "pair loss terms");
+  auto sums = temporary(16, "pair loss sums");
+  if (!terms || !sums)
+    return llvm::joinErrors(terms.takeError(), sums.takeError());
+  if (n == 0)
+    return dev.fill32((*t)->ptr, 0, 1);
+  if (auto e = ops.pairTerms(h->ptr, w, on->src, on->dst, on->label, n, 0, 0,
+                             *terms))
+    return e;
+  if (auto e = ops.reduce(0, *terms, n, false, *sums))
+    return e;
+  return ops.scalar(*sums, 0, 1.0 / double(n), (*t)->ptr);
+}
+
+llvm::Error CudaRun::pairBceGrad(PairBceGradOp op, const PairSet &pairs) {
+  if (auto e = operandsBound(op))
+    return e;
+  auto on = pairsOnDevice(pairs);
+  if (!on)
+    return on.takeError();
+  const DeviceTensor *h = lookup(op.getInput()), *g = lookup(op.getGrad());
+  int64_t n = pairs.size(), rowsN = rowsOf(op.getInput().getType()),
+          w = h->elements / std::max<int64_t>(rowsN, 1);
+  auto t = allocate(op.getGradInput(), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  auto coef = temporary(std::max<int64_t>(n, 1) * 8, "pair loss slopes");
+  if (!coef)
+    return coef.takeError();
+  if (n > 0)
+    if (auto e = ops.pairTerms(h->ptr, w, on->src, on->dst, on->label, n, 1,
+                               g->ptr, *coef))
+      return e;
+  return ops.pairGrad(h->ptr, w, on->offsets, on->pair, on->other, *coef,
+                      rowsN, (*t)->ptr);
 }
 
 llvm::Error CudaRun::l2(L2Op op) {

@@ -266,6 +266,44 @@ extern "C" __global__ void saga_rt_readout_grad(const float *x,
   }
 }
 
+// Link prediction (runtime/exec/PairLoss.h, the same arithmetic): one
+// thread per pair; its score the dot product of its ends' rows in double,
+// then its loss term (mode 0) or g times the term's slope over n (mode 1).
+extern "C" __global__ void saga_rt_pair_terms(const float *h, int64_t w,
+                                              const int32_t *src,
+                                              const int32_t *dst,
+                                              const float *label, int64_t n,
+                                              int64_t mode, const float *g,
+                                              double *out) {
+  SAGA_FOR(i, n) {
+    const float *a = h + (int64_t)src[i] * w, *b = h + (int64_t)dst[i] * w;
+    double s = 0;
+    for (int64_t k = 0; k < w; ++k)
+      s += (double)a[k] * (double)b[k];
+    double y = (double)label[i];
+    out[i] = mode == 0 ? fmax(s, 0.0) - y * s + log1p(exp(-fabs(s)))
+                       : (double)g[0] * (1.0 / (1.0 + exp(-s)) - y) /
+                             (double)n;
+  }
+}
+
+// One thread per (row, element): the sum over the row's incidences, in
+// pair order, of coef[pair] * h[other end].
+extern "C" __global__ void saga_rt_pair_grad(const float *h, int64_t w,
+                                             const int64_t *offsets,
+                                             const int32_t *pair,
+                                             const int32_t *other,
+                                             const double *coef, int64_t rows,
+                                             float *dh) {
+  SAGA_FOR(i, rows * w) {
+    int64_t v = i / w, j = i % w;
+    double acc = 0;
+    for (int64_t k = offsets[v]; k < offsets[v + 1]; ++k)
+      acc += coef[pair[k]] * (double)h[(int64_t)other[k] * w + j];
+    dh[i] = (float)acc;
+  }
+}
+
 // d[v] += g / count * (softmax(logits[v]) - onehot(label)) over the loss
 // rows whose vertex is in [lo, hi) (d zeroed before).
 extern "C" __global__ void saga_rt_cross_entropy_grad(
@@ -311,6 +349,7 @@ const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
       "saga_rt_reduce_part", "saga_rt_reduce_finish",
       "saga_rt_label_valid", "saga_rt_sum_slices",
       "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad",
-      "saga_rt_readout",     "saga_rt_readout_grad"};
+      "saga_rt_readout",     "saga_rt_readout_grad",
+      "saga_rt_pair_terms",  "saga_rt_pair_grad"};
   return names;
 }

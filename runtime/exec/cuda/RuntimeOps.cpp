@@ -171,3 +171,19 @@ llvm::Error RuntimeOps::readoutGrad(CUdeviceptr x, CUdeviceptr y,
   return run("saga_rt_readout_grad", graphs * w,
              {&x, &y, &dy, &w, &bounds, &graphs, &dx});
 }
+
+llvm::Error RuntimeOps::pairTerms(CUdeviceptr h, int64_t w, CUdeviceptr src,
+                                  CUdeviceptr dst, CUdeviceptr label,
+                                  int64_t n, int64_t mode, CUdeviceptr g,
+                                  CUdeviceptr out) {
+  return run("saga_rt_pair_terms", n,
+             {&h, &w, &src, &dst, &label, &n, &mode, &g, &out});
+}
+
+llvm::Error RuntimeOps::pairGrad(CUdeviceptr h, int64_t w, CUdeviceptr offsets,
+                                 CUdeviceptr pair, CUdeviceptr other,
+                                 CUdeviceptr coef, int64_t rows,
+                                 CUdeviceptr dh) {
+  return run("saga_rt_pair_grad", rows * w,
+             {&h, &w, &offsets, &pair, &other, &coef, &rows, &dh});
+}

@@ -82,6 +82,17 @@ public:
                           int64_t w, CUdeviceptr bounds, int64_t graphs,
                           CUdeviceptr dx);
 
+  /// Link prediction (runtime/exec/PairLoss.h, the same arithmetic): per
+  /// pair i of n, out[i] = its loss term (mode 0) or g[0] times the term's
+  /// slope divided by n (mode 1), in double; then each row's gradient from
+  /// the pairs' incidences (offsets: rows + 1 on the device).
+  llvm::Error pairTerms(CUdeviceptr h, int64_t w, CUdeviceptr src,
+                        CUdeviceptr dst, CUdeviceptr label, int64_t n,
+                        int64_t mode, CUdeviceptr g, CUdeviceptr out);
+  llvm::Error pairGrad(CUdeviceptr h, int64_t w, CUdeviceptr offsets,
+                       CUdeviceptr pair, CUdeviceptr other, CUdeviceptr coef,
+                       int64_t rows, CUdeviceptr dh);
+
 private:
   llvm::Error run(const char *name, int64_t n, std::initializer_list<void *> params,
                   unsigned block = 256, unsigned shared = 0);
