@@ -216,6 +216,7 @@ s_partition() {
   SCALE=8 PARTS=2 SAMPLES=6 HOLDOUT=2 REPEATS=1 bench/partition.sh
 }
 s_minibatch() { SCALE=8 EPOCHS=1 bench/minibatch.sh "$work"; }
+s_linkpred() { SEEDS=1 EPOCHS=2 SCALE=8 MAXB=2 THREADS=1 bench/linkpred.sh "$work"; }
 s_python_epoch() { SCALE=8 EPOCHS=2 THREADS=1 bench/python_epoch.sh "$work"; }
 s_readahead() {
   SCALE=10 ROUNDS=1 EPOCHS=2 BUDGET=300K bench/readahead.sh "$work"
@@ -251,7 +252,7 @@ s_minibatch_distributed() {
 # steps spend seconds loading torch).
 lane_a="readers accuracy.sh epoch.sh graphclass.sh forward.sh suite.sh fusion.sh
   gen_large_saga.py"
-lane_b="ab.sh motion.sh intervals.sh partition.sh minibatch.sh python_epoch.sh
+lane_b="ab.sh motion.sh intervals.sh partition.sh minibatch.sh linkpred.sh python_epoch.sh
   readahead.sh outofcore_ram.sh outofcore.sh gemm.sh"
 # Random O_DIRECT reads need a file system that takes them (not tmpfs).
 head -c $((4 << 20)) /dev/urandom > "$work/disk.bin"
@@ -298,7 +299,7 @@ wait $lane_a_pid $lane_b_pid
 
 # Every script and peer in bench/ is run: a step of its own, or called by
 # one (new ones need a step above, or a place in this list).
-called="gat_baseline.py graphclass_dgl.py minibatch_baselines.py ooc_baselines.py peers.py
+called="gat_baseline.py graphclass_dgl.py linkpred_dgl.py minibatch_baselines.py ooc_baselines.py peers.py
   pytorch_gcn.py pytorch_reference.py suite_baselines.py smoke.sh"
 if [ -z "${SMOKE_ONLY:-}" ]; then
   run=" $(echo $lane_a $lane_b rmat_sgf.sh disk_random_reads.sh distributed.sh \
