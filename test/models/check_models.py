@@ -115,7 +115,12 @@ def check(saga, model, text, device, opt, seed):
 
     m = saga.compile(text, opt_level=opt, device=device)
     m.set_graph(src, dst, n, graph_offsets=offsets)
-    m.set_inputs(**({"x": x} if link else {"x": x, "label": label}))
+    inputs = {"x": x} if link else {"x": x, "label": label}
+    rel = re.search(r"edge\s+rel\s*:\s*f32\[(\d+)\]", text)
+    if rel:  # typed edges (R-GCN): a one-hot relation per edge
+        kinds = rng.integers(0, int(rel.group(1)), len(src))
+        inputs["rel"] = np.eye(int(rel.group(1)), dtype=np.float32)[kinds]
+    m.set_inputs(**inputs)
     m.init_params(seed)
     params = m.params()
     loss, grads = (m.loss_and_grad(pairs=label) if link
@@ -123,6 +128,8 @@ def check(saga, model, text, device, opt, seed):
     pred = m.forward()
 
     g = Graph(src, dst, n, m.self_loops, offsets)
+    if rel:
+        g.rel = inputs["rel"].astype(np.float64)
     P = {k: T(v.astype(np.float64)) for k, v in params.items()}
     out, ref_loss = MODELS[model](g, x.astype(np.float64), label, mask, P)
     backward(ref_loss)

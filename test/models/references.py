@@ -208,6 +208,20 @@ def readouts(g, x, label, mask, P):
     return out, cross_entropy(out, label, mask)
 
 
+def rgcn(g, x, label, mask, P):
+    """g.rel: the edges' one-hot relations [E, R] (no self loops added)."""
+    def conv(h, name):
+        W = P[name + ".W"]  # [in, R, out]
+        hr = reshape(h @ reshape(W, (W.shape[0], -1)),
+                     (h.shape[0], W.shape[1], W.shape[2]))
+        m = total(rows(hr, g.src) * g.rel[:, :, None], axis=1)
+        return h @ P[name + ".W0"] + segment_mean(m, g.dst, g.n) + P[name + ".b"]
+
+    h = relu(conv(x, "RGCNConv#0"))
+    out = conv(h, "RGCNConv#1")
+    return out, cross_entropy(out, label, mask)
+
+
 def graphsage_link(g, x, pairs, mask, P):
     """A link predictor: `pairs` is (src, dst, labels) in place of the
     labels; the mask is unused."""
@@ -224,5 +238,5 @@ MODELS = {
     "gcn": gcn, "graphsage": graphsage, "gin": gin, "gat": gat, "ggcn": ggcn,
     "sgc": sgc, "appnp": appnp, "jknet": jknet, "gatv2": gatv2,
     "gcnii": gcnii, "pna": pna, "gin-mutag": gin_mutag, "gin-proteins": gin_mutag,
-    "readouts": readouts, "graphsage-link": graphsage_link,
+    "readouts": readouts, "graphsage-link": graphsage_link, "rgcn": rgcn,
 }
