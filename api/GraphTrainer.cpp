@@ -3,6 +3,7 @@
 #include "api/GraphTrainer.h"
 
 #include "api/Optimizer.h"
+#include "runtime/Timing.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -16,12 +17,6 @@
 using namespace saga;
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-      .count();
-}
 
 /// Binds the disjoint union of `ids` to the model.
 llvm::Error bindBatch(Model &model, const GraphDataset &data,

@@ -4,6 +4,7 @@
 
 #include "api/Optimizer.h"
 #include "runtime/exec/PairLoss.h"
+#include "runtime/Timing.h"
 #include "runtime/train/LinkMetrics.h"
 #include "support/KeyedStream.h"
 
@@ -20,12 +21,6 @@
 using namespace saga;
 
 namespace {
-
-double secondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                       start)
-      .count();
-}
 
 /// Positive `i` of the training set and its negatives, appended.
 void appendWithNegatives(const EdgeSplit &split, const LinkTrainOptions &o,

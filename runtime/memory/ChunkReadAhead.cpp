@@ -2,16 +2,11 @@
 
 #include "runtime/memory/ChunkReadAhead.h"
 
+#include "runtime/Timing.h"
+
 #include <chrono>
 
 using namespace saga;
-
-namespace {
-double secondsSince(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t)
-      .count();
-}
-} // namespace
 
 ChunkReadAhead::ChunkReadAhead(ChunkSource &inner, std::vector<int32_t> bounds,
                                std::vector<ChunkRequest> requests,
