@@ -93,13 +93,18 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
   // A graph readout reads all the rows of a graph at once, which rows in
   // intervals do not hold.
   // A link loss reads the rows of any two vertices a pair joins.
-  Operation *readout = nullptr, *pairLoss = nullptr;
+  Operation *readout = nullptr, *pairLoss = nullptr, *batchNorm = nullptr;
   model.walk([&](Operation *op) {
     if (!readout && isa<ReadoutOp, ReadoutGradOp>(op))
       readout = op;
     if (!pairLoss && isa<PairBceOp, PairBceGradOp>(op))
       pairLoss = op;
+    if (!batchNorm && isa<BatchNormOp, BatchNormGradOp>(op))
+      batchNorm = op;
   });
+  if (batchNorm)
+    return errorAt(batchNorm, "batch_norm reads every row of a feature: it "
+                            "does not run under a memory budget yet");
   if (readout)
     return errorAt(readout, "graph readouts (sum_nodes, mean_nodes, "
                             "max_nodes, min_nodes) do not run under a memory "

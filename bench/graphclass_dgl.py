@@ -1,10 +1,13 @@
 """DGL's GIN for graph classification, the peer of bench/graphclass.sh:
 the model of examples/gin-mutag.saga and gin-proteins.saga (4 GINConv
 layers, 'sum' aggregation, eps fixed at 0, each an MLP of two linear layers
-with ReLUs; a SumPooling readout of every layer's output, the input's too,
-each scored by its own linear layer, the scores summed after dropout), as
-DGL's examples/pytorch/gin builds it less its batch normalisation (Saga's
-model has none). Batches come from dgl.batch over per-graph DGLGraphs
+without bias, each followed by batch normalisation over the batch's
+vertices and a ReLU; a SumPooling readout of every layer's output, the
+input's too, each scored by its own linear layer, the scores summed after
+dropout), as DGL's examples/pytorch/gin builds it, its BatchNorm1d with
+track_running_stats=False as Saga's batch_norm (batch statistics in
+evaluation too) and its linear layers before a batch norm without the bias
+the norm cancels. Batches come from dgl.batch over per-graph DGLGraphs
 (GraphDataLoader's collation), Adam with a step decay, and each epoch is
 the same work as Saga's: the training steps, then train and test accuracy
 in evaluation batches. Reads the TU folder itself (NumPy).
@@ -94,10 +97,13 @@ def main():
     class MLP(nn.Module):
         def __init__(self, i, h):
             super().__init__()
-            self.a, self.b = nn.Linear(i, h), nn.Linear(h, h)
+            self.a = nn.Linear(i, h, bias=False)
+            self.b = nn.Linear(h, h, bias=False)
+            self.na = nn.BatchNorm1d(h, track_running_stats=False)
+            self.nb = nn.BatchNorm1d(h, track_running_stats=False)
 
         def forward(self, h):
-            return F.relu(self.b(F.relu(self.a(h))))
+            return F.relu(self.nb(self.b(F.relu(self.na(self.a(h))))))
 
     class GIN(nn.Module):
         def __init__(self, i, h, c):

@@ -461,6 +461,22 @@ LogicalResult CrossEntropyOp::verify() {
   return success();
 }
 
+static LogicalResult verifyBatchNormRows(Operation *op, Type type) {
+  auto rows = cast<VertexType>(type);
+  if (rows.getShape().size() != 1 || !isa<FloatType>(rows.getElementType()))
+    return op->emitOpError() << "standardises float vectors (one per "
+                             << "vertex), got " << rows;
+  return success();
+}
+
+LogicalResult BatchNormOp::verify() {
+  return verifyBatchNormRows(*this, getInput().getType());
+}
+
+LogicalResult BatchNormGradOp::verify() {
+  return verifyBatchNormRows(*this, getInput().getType());
+}
+
 static LogicalResult verifyPairRows(Operation *op, VertexType rows) {
   if (rows.getShape().size() != 1 || !isa<FloatType>(rows.getElementType()))
     return op->emitOpError() << "scores pairs of float vectors (one per "

@@ -408,6 +408,43 @@ def Saga_ReadoutGradOp : Saga_Op<"readout_grad", [Pure,
   let hasVerifier = 1;
 }
 
+def Saga_BatchNormOp : Saga_Op<"batch_norm", [Pure, SameOperandsAndResultType]> {
+  let summary = "standardise each feature over the graph's vertices";
+  let description = [{
+    `batch_norm(h)` in a model: each element j of a vertex's vector becomes
+    (x[v][j] - mean_j) / sqrt(var_j + 1e-5), the mean and the (biased)
+    variance of feature j over every vertex of the graph the model runs on
+    (a batch of graphs: all of them), in training and in inference alike
+    (PyTorch's BatchNorm1d with track_running_stats=False, without its
+    affine part, which a layer after it supplies).
+
+    ```mlir
+    %y = saga.batch_norm %h : !saga.vertex<32xf32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$input);
+  let results = (outs Saga_VertexValue:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def Saga_BatchNormGradOp : Saga_Op<"batch_norm_grad", [Pure,
+    AllTypesMatch<["input", "grad", "gradInput"]>]> {
+  let summary = "gradient of saga.batch_norm";
+  let description = [{
+    With y the standardised input and s_j = sqrt(var_j + 1e-5):
+    dx[v][j] = (dy[v][j] - mean_v(dy[.][j]) - y[v][j] mean_v(dy[.][j] y[.][j])) / s_j.
+
+    ```mlir
+    %dx = saga.batch_norm_grad %x, %dy : !saga.vertex<32xf32>
+    ```
+  }];
+  let arguments = (ins Saga_VertexValue:$input, Saga_VertexValue:$grad);
+  let results = (outs Saga_VertexValue:$gradInput);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
 def Saga_PairBceOp : Saga_Op<"pair_bce", [Pure]> {
   let summary = "mean binary cross-entropy of dot-product scores over pairs";
   let description = [{

@@ -299,7 +299,7 @@ inline const char *const kBuiltins[] = {
     "relu", "elu",     "sigmoid", "tanh", "exp",  "log",
     "rsqrt", "abs",    "leaky_relu", "dropout", "sum", "mean",
     "max",  "min",     "concat",  "reshape", "cross_entropy", "l2",
-    "sum_nodes", "mean_nodes", "max_nodes", "min_nodes", "pair_bce"};
+    "sum_nodes", "mean_nodes", "max_nodes", "min_nodes", "pair_bce", "batch_norm"};
 
 inline bool isBuiltin(StringRef name) {
   return llvm::is_contained(kBuiltins, name);

@@ -192,6 +192,26 @@ Val Generator::evalBuiltin(Frame &f, antlr4::Token *fn, ArrayRef<Val> args,
     }
     return Val::of(ReadoutOp::create(b, l, type, *kind, args[0].value));
   }
+  if (name == "batch_norm") {
+    // Standardised features over the graph's vertices.
+    if (!arity(1, 1, "one vertex value"))
+      return Val::error();
+    if (f.stage != Stage::Model) {
+      error(l) << "batch_norm standardises each feature over every vertex; "
+               << "use it in the model, not in " << stageName(f.stage);
+      return Val::error();
+    }
+    auto type = args[0].kind == Kind::Domain
+                    ? dyn_cast<VertexType>(args[0].value.getType())
+                    : VertexType();
+    if (!type || type.getShape().size() != 1 ||
+        !isa<FloatType>(type.getElementType())) {
+      error(loc(argExprs[0])) << "batch_norm takes one f32 vector per "
+                              << "vertex, such as a layer's output";
+      return Val::error();
+    }
+    return Val::of(BatchNormOp::create(b, l, type, args[0].value));
+  }
   if (name == "pair_bce") {
     // Link prediction: the loss of the bound pairs' dot-product scores.
     if (!arity(1, 1, "one vertex value (the embeddings)"))

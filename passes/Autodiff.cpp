@@ -655,6 +655,14 @@ LogicalResult ModelDiff::modelLevel(Operation *op) {
                  loc);
     return success();
   }
+  if (auto bn = dyn_cast<BatchNormOp>(op)) {
+    Value g = grads.lookup(bn.getResult());
+    if (g && active(bn.getInput()))
+      accumulate(bn.getInput(),
+                 BatchNormGradOp::create(b, loc, g.getType(), bn.getInput(), g),
+                 loc);
+    return success();
+  }
   if (auto pl = dyn_cast<PairBceOp>(op)) {
     Value g = grads.lookup(pl.getResult());
     if (g && active(pl.getInput()))

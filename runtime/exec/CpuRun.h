@@ -17,6 +17,7 @@
 #include "runtime/exec/ExecHelpers.h"
 #include "runtime/exec/FastExp.h"
 #include "runtime/exec/InMemoryWalker.h"
+#include "runtime/exec/BatchNorm.h"
 #include "runtime/exec/PairLoss.h"
 #include "runtime/exec/Readout.h"
 
@@ -70,6 +71,8 @@ private:
                       const std::vector<int64_t> &bounds) override;
   llvm::Error readoutGrad(ReadoutGradOp op,
                           const std::vector<int64_t> &bounds) override;
+  llvm::Error batchNorm(BatchNormOp op) override;
+  llvm::Error batchNormGrad(BatchNormGradOp op) override;
   llvm::Error pairBce(PairBceOp op, const PairSet &pairs) override;
   llvm::Error pairBceGrad(PairBceGradOp op, const PairSet &pairs) override;
   llvm::Error l2(L2Op op) override;

@@ -199,6 +199,21 @@ llvm::Error CpuRun::readoutGrad(ReadoutGradOp op,
   return llvm::Error::success();
 }
 
+llvm::Error CpuRun::batchNorm(BatchNormOp op) {
+  const Tensor *x = lookup(op.getInput());
+  Tensor *y = allocate(op.getResult());
+  batchNormRows(x->f32(), x->rows(), x->rowSize(), y->f32(), *ctx.pool);
+  return llvm::Error::success();
+}
+
+llvm::Error CpuRun::batchNormGrad(BatchNormGradOp op) {
+  const Tensor *x = lookup(op.getInput()), *dy = lookup(op.getGrad());
+  Tensor *dx = allocate(op.getGradInput());
+  batchNormGradRows(x->f32(), dy->f32(), x->rows(), x->rowSize(), dx->f32(),
+                    *ctx.pool);
+  return llvm::Error::success();
+}
+
 llvm::Error CpuRun::pairBce(PairBceOp op, const PairSet &pairs) {
   const Tensor *h = lookup(op.getInput());
   double loss = pairBceLoss(h->f32(), h->rowSize(), pairs, *ctx.pool);

@@ -53,6 +53,20 @@ llvm::Error InMemoryWalker::step(Operation &op) {
       return readout(r, bounds);
     return readoutGrad(cast<ReadoutGradOp>(op), bounds);
   }
+  if (isa<BatchNormOp, BatchNormGradOp>(op)) {
+    // Statistics over every row: a part's or a sampled batch's rows are
+    // not the graph's.
+    if (ctx.dist)
+      return errorAt(&op, "batch_norm does not run on a partitioned graph "
+                          "yet");
+    if (!ctx.rowLevels.empty())
+      return errorAt(&op, "batch_norm does not run on sampled mini-batches "
+                          "yet; train full batch or on batches of whole "
+                          "graphs");
+    if (auto b = dyn_cast<BatchNormOp>(op))
+      return batchNorm(b);
+    return batchNormGrad(cast<BatchNormGradOp>(op));
+  }
   if (isa<PairBceOp>(op) && !ctx.pairs) {
     // No pairs (an inference run embedding the vertices): no loss, which
     // Model::forward does not report.

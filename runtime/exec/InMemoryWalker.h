@@ -53,6 +53,10 @@ protected:
                               const std::vector<int64_t> &bounds) = 0;
   virtual llvm::Error readoutGrad(ReadoutGradOp op,
                                   const std::vector<int64_t> &bounds) = 0;
+  /// Batch norm and its gradient over all `rows` of the value
+  /// (runtime/exec/BatchNorm.h says the order of the arithmetic).
+  virtual llvm::Error batchNorm(BatchNormOp op) = 0;
+  virtual llvm::Error batchNormGrad(BatchNormGradOp op) = 0;
   /// Link prediction's loss and its gradient over `pairs` (ctx.pairs,
   /// checked against the graph; runtime/exec/PairLoss.h says the order of
   /// the arithmetic).

@@ -318,3 +318,12 @@ saga.model @pair_bce_grad_types(%h: !saga.vertex<4xf32>) -> !saga.vertex<8xf32> 
   %d = "saga.pair_bce_grad"(%h, %g) : (!saga.vertex<4xf32>, tensor<f32>) -> !saga.vertex<8xf32>
   saga.return %d : !saga.vertex<8xf32>
 }
+
+// -----
+
+// Tests that batch norm standardises vectors of floats.
+saga.model @batch_norm_matrix(%h: !saga.vertex<2x4xf32>) -> !saga.vertex<2x4xf32> {
+  // expected-error @+1 {{'saga.batch_norm' op standardises float vectors (one per vertex), got '!saga.vertex<2x4xf32>'}}
+  %y = saga.batch_norm %h : !saga.vertex<2x4xf32>
+  saga.return %y : !saga.vertex<2x4xf32>
+}

@@ -388,3 +388,13 @@ saga.model @pair_loss(%h: !saga.vertex<16xf32>) -> !saga.vertex<16xf32> {
   %d = saga.pair_bce_grad %h, %l : !saga.vertex<16xf32>, tensor<f32>
   saga.return %d : !saga.vertex<16xf32>
 }
+
+// Tests batch norm over the vertices and its gradient.
+// CHECK-LABEL: saga.model @batch_norm
+// CHECK:         %[[Y:.*]] = saga.batch_norm %{{.*}} : !saga.vertex<8xf32>
+// CHECK:         saga.batch_norm_grad %{{.*}}, %[[Y]] : !saga.vertex<8xf32>
+saga.model @batch_norm(%h: !saga.vertex<8xf32>) -> !saga.vertex<8xf32> {
+  %y = saga.batch_norm %h : !saga.vertex<8xf32>
+  %d = saga.batch_norm_grad %h, %y : !saga.vertex<8xf32>
+  saga.return %d : !saga.vertex<8xf32>
+}

@@ -257,6 +257,18 @@ def cross_entropy(logits, labels, mask):
     return T(loss, (logits,), rule)
 
 
+def batch_norm(x, eps=1e-5):
+    """Each column standardised over the rows: (x - mean) / sqrt(var + eps),
+    the biased variance (PyTorch's BatchNorm1d in training, no affine).
+    Composed of the operations above, so that its gradient is theirs (not
+    the closed form Saga uses)."""
+    x = lift(x)
+    n = x.shape[0]
+    d = x - total(x, axis=0) * (1.0 / n)
+    var = total(d * d, axis=0) * (1.0 / n)
+    return d * (var + eps) ** -0.5
+
+
 def pair_bce(h, src, dst, y):
     """Link prediction's loss: the mean over the pairs (src[i], dst[i]) of
     the binary cross-entropy with logits of the score sum(h[src] * h[dst])

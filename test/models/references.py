@@ -6,7 +6,8 @@ the loss mask and the parameters by Saga's names (T values), and returns
 """
 import numpy as np
 
-from autograd import (T, concat, cross_entropy, div, elu, l2, leaky_relu,
+from autograd import (T, batch_norm, concat, cross_entropy, div, elu, l2,
+                      leaky_relu,
                       log, mul, pair_bce, relu, reshape, rows, segment_max,
                       segment_mean, segment_min, segment_softmax_sum,
                       segment_sum, sigmoid, tanh, total, lift)
@@ -184,14 +185,18 @@ def pna(g, x, label, mask, P):
 
 
 def gin_mutag(g, x, label, mask, P):
-    def conv(h, name):
+    def norm(h, i):  # batch_norm, then Affine#i's scale and shift
+        return relu(batch_norm(h) * P[f"Affine#{i}.g"] + P[f"Affine#{i}.b"])
+
+    def conv(h, i):
         a = segment_sum(rows(h, g.src), g.dst, g.n)
-        t = relu((h + a) @ P[name + ".W1"] + P[name + ".b1"])
-        return relu(t @ P[name + ".W2"] + P[name + ".b2"])
+        name = f"GINConv#{i}"
+        t = norm((h + a) @ P[name + ".W1"], 2 * i)
+        return norm(t @ P[f"Dense#{i}.W"], 2 * i + 1)
 
     hs = [x]
     for i in range(4):
-        hs.append(conv(hs[-1], f"GINConv#{i}"))
+        hs.append(conv(hs[-1], i))
     out = 0.0
     for i, h in enumerate(hs):
         out = out + linear(readout(g, h, segment_sum), P, f"Score#{i}")

@@ -154,6 +154,8 @@ private:
                       const std::vector<int64_t> &bounds) override;
   llvm::Error readoutGrad(ReadoutGradOp op,
                           const std::vector<int64_t> &bounds) override;
+  llvm::Error batchNorm(BatchNormOp op) override;
+  llvm::Error batchNormGrad(BatchNormGradOp op) override;
   llvm::Error pairBce(PairBceOp op, const PairSet &pairs) override;
   llvm::Error pairBceGrad(PairBceGradOp op, const PairSet &pairs) override;
   /// The pairs' arrays on the device (uploaded once per run that reads them).
@@ -588,6 +590,30 @@ llvm::Error CudaRun::readoutGrad(ReadoutGradOp op,
   int64_t w = rowsN ? x->elements / rowsN : 0;
   return ops.readoutGrad(x->ptr, y->ptr, dy->ptr, w, *on,
                          int64_t(bounds.size()) - 1, (*t)->ptr);
+}
+
+llvm::Error CudaRun::batchNorm(BatchNormOp op) {
+  if (auto e = operandsBound(op))
+    return e;
+  const DeviceTensor *x = lookup(op.getInput());
+  auto t = allocate(op.getResult(), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  int64_t rowsN = rowsOf(op.getInput().getType());
+  int64_t w = rowsN ? x->elements / rowsN : 0;
+  return ops.batchNorm(x->ptr, rowsN, w, (*t)->ptr);
+}
+
+llvm::Error CudaRun::batchNormGrad(BatchNormGradOp op) {
+  if (auto e = operandsBound(op))
+    return e;
+  const DeviceTensor *x = lookup(op.getInput()), *dy = lookup(op.getGrad());
+  auto t = allocate(op.getGradInput(), op->getName().getStringRef().str());
+  if (!t)
+    return t.takeError();
+  int64_t rowsN = rowsOf(op.getInput().getType());
+  int64_t w = rowsN ? x->elements / rowsN : 0;
+  return ops.batchNormGrad(x->ptr, dy->ptr, rowsN, w, (*t)->ptr);
 }
 
 llvm::Expected<CudaRun::DevicePairs>

@@ -266,6 +266,56 @@ extern "C" __global__ void saga_rt_readout_grad(const float *x,
   }
 }
 
+// Batch norm (runtime/exec/BatchNorm.h, the same order of arithmetic): one
+// thread per feature j of w, its mean and biased variance over the rows.
+static __device__ void saga_rt_bn_stats(const float *x, int64_t rows,
+                                            int64_t w, int64_t j,
+                                            double &mean, double &inv) {
+  double s = 0;
+  for (int64_t v = 0; v < rows; ++v)
+    s += (double)x[v * w + j];
+  mean = rows ? s / (double)rows : 0.0;
+  double q = 0;
+  for (int64_t v = 0; v < rows; ++v) {
+    double d = (double)x[v * w + j] - mean;
+    q += d * d;
+  }
+  double var = rows ? q / (double)rows : 0.0;
+  inv = 1.0 / sqrt(var + 1e-5);
+}
+
+extern "C" __global__ void saga_rt_batch_norm(const float *x, int64_t rows,
+                                              int64_t w, float *y) {
+  SAGA_FOR(j, w) {
+    double mean, inv;
+    saga_rt_bn_stats(x, rows, w, j, mean, inv);
+    for (int64_t v = 0; v < rows; ++v)
+      y[v * w + j] = (float)(((double)x[v * w + j] - mean) * inv);
+  }
+}
+
+extern "C" __global__ void saga_rt_batch_norm_grad(const float *x,
+                                                   const float *dy,
+                                                   int64_t rows, int64_t w,
+                                                   float *dx) {
+  SAGA_FOR(j, w) {
+    double mean, inv;
+    saga_rt_bn_stats(x, rows, w, j, mean, inv);
+    double sdy = 0, sdyy = 0;
+    for (int64_t v = 0; v < rows; ++v) {
+      double g = (double)dy[v * w + j];
+      sdy += g;
+      sdyy += g * ((double)x[v * w + j] - mean) * inv;
+    }
+    double mdy = rows ? sdy / (double)rows : 0.0,
+           mdyy = rows ? sdyy / (double)rows : 0.0;
+    for (int64_t v = 0; v < rows; ++v) {
+      double y = ((double)x[v * w + j] - mean) * inv;
+      dx[v * w + j] = (float)(((double)dy[v * w + j] - mdy - y * mdyy) * inv);
+    }
+  }
+}
+
 // Link prediction (runtime/exec/PairLoss.h, the same arithmetic): one
 // thread per pair; its score the dot product of its ends' rows in double,
 // then its loss term (mode 0) or g times the term's slope over n (mode 1).
@@ -350,6 +400,7 @@ const std::vector<std::string> &saga::cuda::runtimeKernelNames() {
       "saga_rt_label_valid", "saga_rt_sum_slices",
       "saga_rt_cross_entropy", "saga_rt_cross_entropy_grad",
       "saga_rt_readout",     "saga_rt_readout_grad",
-      "saga_rt_pair_terms",  "saga_rt_pair_grad"};
+      "saga_rt_pair_terms",  "saga_rt_pair_grad",
+      "saga_rt_batch_norm",  "saga_rt_batch_norm_grad"};
   return names;
 }

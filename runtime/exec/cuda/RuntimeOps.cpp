@@ -187,3 +187,14 @@ llvm::Error RuntimeOps::pairGrad(CUdeviceptr h, int64_t w, CUdeviceptr offsets,
   return run("saga_rt_pair_grad", rows * w,
              {&h, &w, &offsets, &pair, &other, &coef, &rows, &dh});
 }
+
+llvm::Error RuntimeOps::batchNorm(CUdeviceptr x, int64_t rows, int64_t w,
+                                  CUdeviceptr y) {
+  return run("saga_rt_batch_norm", w, {&x, &rows, &w, &y});
+}
+
+llvm::Error RuntimeOps::batchNormGrad(CUdeviceptr x, CUdeviceptr dy,
+                                      int64_t rows, int64_t w,
+                                      CUdeviceptr dx) {
+  return run("saga_rt_batch_norm_grad", w, {&x, &dy, &rows, &w, &dx});
+}

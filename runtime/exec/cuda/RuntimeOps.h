@@ -82,6 +82,10 @@ public:
                           int64_t w, CUdeviceptr bounds, int64_t graphs,
                           CUdeviceptr dx);
 
+  /// Batch norm over the `rows` rows of [rows, w] values (BatchNorm.h).
+  llvm::Error batchNorm(CUdeviceptr x, int64_t rows, int64_t w, CUdeviceptr y);
+  llvm::Error batchNormGrad(CUdeviceptr x, CUdeviceptr dy, int64_t rows,
+                            int64_t w, CUdeviceptr dx);
   /// Link prediction (runtime/exec/PairLoss.h, the same arithmetic): per
   /// pair i of n, out[i] = its loss term (mode 0) or g[0] times the term's
   /// slope divided by n (mode 1), in double; then each row's gradient from
