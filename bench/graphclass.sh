@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Graph classification epoch time and accuracy, Saga against DGL in the same
 # run: GIN (examples/gin-mutag.saga, gin-proteins.saga: 4 GIN-0 layers,
+# each MLP two bias-free linear layers with batch norm and ReLU after each,
 # hidden 32, sum readouts of every layer scored and summed, dropout 0.5)
 # on MUTAG and PROTEINS, 10-fold cross-validation, batches of 32 graphs,
 # Adam lr 0.01 halved every 50 epochs. The peer, bench/graphclass_dgl.py,
 # builds the same model from DGL's GINConv and SumPooling over dgl.batch
-# (DGL's examples/pytorch/gin, less its batch normalisation, which Saga's
-# model lacks). An epoch is the same work in both: the training steps,
-# then train and test accuracy in evaluation batches.
+# (DGL's examples/pytorch/gin, its BatchNorm1d without running statistics
+# as Saga's batch_norm). An epoch is the same work in both: the training
+# steps, then train and test accuracy in evaluation batches.
 #
 #   PEERS=/work/dgl-venv bench/graphclass.sh
 #   DATASETS=MUTAG EPOCHS=20 FOLDS=2 bench/graphclass.sh   # quick
