@@ -192,45 +192,46 @@ Val Generator::evalBuiltin(Frame &f, antlr4::Token *fn, ArrayRef<Val> args,
     }
     return Val::of(ReadoutOp::create(b, l, type, *kind, args[0].value));
   }
-  if (name == "batch_norm") {
-    // Standardised features over the graph's vertices.
-    if (!arity(1, 1, "one vertex value"))
-      return Val::error();
+  // A model-level function of one f32 vector per vertex: its type, or
+  // null after the error (`what` says why it is model-level, `takes` what
+  // it takes).
+  auto modelVector = [&](StringRef usage, StringRef what,
+                         StringRef takes) -> VertexType {
+    if (!arity(1, 1, usage))
+      return VertexType();
     if (f.stage != Stage::Model) {
-      error(l) << "batch_norm standardises each feature over every vertex; "
-               << "use it in the model, not in " << stageName(f.stage);
-      return Val::error();
+      error(l) << name << " " << what << "; use it in the model, not in "
+               << stageName(f.stage);
+      return VertexType();
     }
     auto type = args[0].kind == Kind::Domain
                     ? dyn_cast<VertexType>(args[0].value.getType())
                     : VertexType();
     if (!type || type.getShape().size() != 1 ||
         !isa<FloatType>(type.getElementType())) {
-      error(loc(argExprs[0])) << "batch_norm takes one f32 vector per "
-                              << "vertex, such as a layer's output";
-      return Val::error();
+      error(loc(argExprs[0])) << name << " " << takes
+                              << " one f32 vector per vertex, such as a "
+                              << "layer's output";
+      return VertexType();
     }
+    return type;
+  };
+  if (name == "batch_norm") {
+    // Standardised features over the graph's vertices.
+    VertexType type = modelVector(
+        "one vertex value",
+        "standardises each feature over every vertex", "takes");
+    if (!type)
+      return Val::error();
     return Val::of(BatchNormOp::create(b, l, type, args[0].value));
   }
   if (name == "pair_bce") {
     // Link prediction: the loss of the bound pairs' dot-product scores.
-    if (!arity(1, 1, "one vertex value (the embeddings)"))
+    VertexType type = modelVector("one vertex value (the embeddings)",
+                                  "is a loss over vertex pairs",
+                                  "scores pairs of embeddings: it takes");
+    if (!type)
       return Val::error();
-    if (f.stage != Stage::Model) {
-      error(l) << "pair_bce is a loss over vertex pairs; use it in the "
-               << "model, not in " << stageName(f.stage);
-      return Val::error();
-    }
-    auto type = args[0].kind == Kind::Domain
-                    ? dyn_cast<VertexType>(args[0].value.getType())
-                    : VertexType();
-    if (!type || type.getShape().size() != 1 ||
-        !isa<FloatType>(type.getElementType())) {
-      error(loc(argExprs[0])) << "pair_bce scores pairs of embeddings: it "
-                              << "takes one f32 vector per vertex, such as "
-                              << "a layer's output";
-      return Val::error();
-    }
     auto result = RankedTensorType::get({}, b.getF32Type());
     return Val::of(PairBceOp::create(b, l, result, args[0].value));
   }
