@@ -97,15 +97,10 @@ saga::trainGraphs(Model &model, const GraphDataset &data,
           std::to_string(width) + " features per vertex; " + data.name +
           " has " + std::to_string(data.features.rowSize()));
   }
-  std::unique_ptr<llvm::raw_fd_ostream> log;
-  if (!to.logPath.empty()) {
-    std::error_code ec;
-    log = std::make_unique<llvm::raw_fd_ostream>(
-        to.logPath, ec, llvm::sys::fs::OF_Append | llvm::sys::fs::OF_Text);
-    if (ec)
-      return llvm::createStringError("cannot write the log " + to.logPath +
-                                     ": " + ec.message());
-  }
+  auto opened = openAppendedLog(to.logPath);
+  if (!opened)
+    return opened.takeError();
+  std::unique_ptr<llvm::raw_fd_ostream> log = std::move(*opened);
 
   Optimizer optimizer(model, to);
   GraphTrainResult result;

@@ -90,14 +90,11 @@ int32_t saga::negativeDestination(uint64_t seed, uint64_t epoch, int64_t i,
 
 LinkScores saga::scoreLinks(const Tensor &h, const VertexPairs &positive,
                             const VertexPairs &negative, int64_t hitsK) {
-  auto scores = [&](const VertexPairs &p) {
-    std::vector<float> s(p.size());
-    const int64_t w = h.rowSize();
-    for (size_t i = 0; i < p.size(); ++i)
-      s[i] = float(pairDot(h.f32(), w, p.src[i], p.dst[i]));
-    return s;
-  };
-  std::vector<float> pos = scores(positive), neg = scores(negative);
+  ThreadPool pool(1);
+  std::vector<float> pos = pairScores(h.f32(), h.rowSize(), positive.src,
+                                      positive.dst, pool),
+                     neg = pairScores(h.f32(), h.rowSize(), negative.src,
+                                      negative.dst, pool);
   LinkScores r;
   r.auc = rocAuc(pos, neg);
   r.hits = hitsAtK(pos, neg, hitsK);
@@ -145,15 +142,10 @@ saga::trainLinks(Model &model, const Graph &graph, const EdgeSplit &split,
         "model has a label input '" +
         inputs->labels + "' (a node classifier)");
 
-  std::unique_ptr<llvm::raw_fd_ostream> log;
-  if (!to.logPath.empty() && to.writes) {
-    std::error_code ec;
-    log = std::make_unique<llvm::raw_fd_ostream>(
-        to.logPath, ec, llvm::sys::fs::OF_Append | llvm::sys::fs::OF_Text);
-    if (ec)
-      return llvm::createStringError("cannot write the log " + to.logPath +
-                                     ": " + ec.message());
-  }
+  auto opened = openAppendedLog(to.writes ? to.logPath : "");
+  if (!opened)
+    return opened.takeError();
+  std::unique_ptr<llvm::raw_fd_ostream> log = std::move(*opened);
 
   const int64_t positives = int64_t(split.trainPos.size());
   const int64_t perPositive = 1 + options.negatives;

@@ -372,7 +372,7 @@ llvm::Expected<ForwardResult> Model::forward(const ForwardOptions &options) {
   // A link predictor's loss needs pairs; run without them (to embed the
   // vertices) it has none.
   bool pairLossWithoutPairs = false;
-  if (!options.pairs)
+  if (!options.pairs && values.size() > 1 + named)
     impl->model.walk([&](PairBceOp) { pairLossWithoutPairs = true; });
   if (values.size() > 1 + named && !pairLossWithoutPairs)
     r.loss = values[1].f32()[0];

@@ -36,6 +36,19 @@ int64_t correct(const Tensor &logits, const std::vector<int32_t> &labels,
 }
 } // namespace
 
+llvm::Expected<std::unique_ptr<llvm::raw_fd_ostream>>
+saga::openAppendedLog(const std::string &path) {
+  if (path.empty())
+    return nullptr;
+  std::error_code ec;
+  auto log = std::make_unique<llvm::raw_fd_ostream>(
+      path, ec, llvm::sys::fs::OF_Append | llvm::sys::fs::OF_Text);
+  if (ec)
+    return llvm::createStringError("cannot write the log " + path + ": " +
+                                   ec.message());
+  return log;
+}
+
 double saga::accuracy(const Tensor &logits, const std::vector<int32_t> &labels,
                       const std::vector<int32_t> &vertices) {
   return vertices.empty()

@@ -13,6 +13,8 @@
 
 #include "api/Model.h"
 
+#include "llvm/Support/raw_ostream.h"
+
 #include <functional>
 #include <string>
 #include <vector>
@@ -80,6 +82,10 @@ struct TrainResult {
   EpochStats final;      // after the last epoch run
   bool stoppedEarly = false;
 };
+
+/// The JSON-lines log at `path`, appended to (null without a path).
+llvm::Expected<std::unique_ptr<llvm::raw_fd_ostream>>
+openAppendedLog(const std::string &path);
 
 /// The fraction of `vertices` whose arg-max prediction is their label.
 double accuracy(const Tensor &logits, const std::vector<int32_t> &labels,

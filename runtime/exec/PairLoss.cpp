@@ -20,12 +20,13 @@ void inBlocks(ThreadPool &pool, int64_t n, int64_t per, const F &fn) {
 } // namespace
 
 std::vector<float> saga::pairScores(const float *h, int64_t w,
-                                    const PairSet &pairs, ThreadPool &pool) {
-  std::vector<float> scores(static_cast<size_t>(pairs.size()));
-  inBlocks(pool, pairs.size(), 4096, [&](int64_t lo, int64_t hi) {
+                                    const std::vector<int32_t> &src,
+                                    const std::vector<int32_t> &dst,
+                                    ThreadPool &pool) {
+  std::vector<float> scores(src.size());
+  inBlocks(pool, int64_t(src.size()), 4096, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i)
-      scores[size_t(i)] =
-          float(pairDot(h, w, pairs.src[size_t(i)], pairs.dst[size_t(i)]));
+      scores[size_t(i)] = float(pairDot(h, w, src[size_t(i)], dst[size_t(i)]));
   });
   return scores;
 }

@@ -44,8 +44,11 @@ inline double pairBceSlope(double s, double y) {
   return 1.0 / (1.0 + std::exp(-s)) - y;
 }
 
-/// Each pair's score, rounded to float ([pairs]).
-std::vector<float> pairScores(const float *h, int64_t w, const PairSet &pairs,
+/// The score of each pair (src[i], dst[i]), rounded to float (what a
+/// trainer ranks held-out pairs by).
+std::vector<float> pairScores(const float *h, int64_t w,
+                              const std::vector<int32_t> &src,
+                              const std::vector<int32_t> &dst,
                               ThreadPool &pool);
 
 /// The mean loss term over the pairs (0 without pairs).

@@ -118,7 +118,7 @@ TEST(PairLoss, MatchesADirectFloat64Computation) {
     ASSERT_NEAR(dh[i], ref[i], 1e-6 * scale) << "element " << i;
   for (size_t i = 40 * size_t(p.w); i < dh.size(); ++i)
     ASSERT_EQ(dh[i], 0.0f) << "a row in no pair, element " << i;
-  std::vector<float> scores = pairScores(p.h.data(), p.w, q, pool);
+  std::vector<float> scores = pairScores(p.h.data(), p.w, q.src, q.dst, pool);
   ASSERT_EQ(int64_t(scores.size()), q.size());
   EXPECT_EQ(scores[0], float(pairDot(p.h.data(), p.w, q.src[0], q.dst[0])));
 }
