@@ -5,10 +5,16 @@
 // and cublas_v2.h, so a signature that drifts does not build), backed by
 // the host and the emulated GPU (emulator/Emulator.h):
 //
-//  - device memory is host memory the stand-in hands out and tracks, with
-//    a capacity ($SAGA_EMU_DEVICE_MEMORY bytes, default 4 GiB); a copy or
-//    launch that touches memory outside an allocation fails as a real one
-//    would fault;
+//  - $SAGA_EMU_DEVICES devices (default 1), each with its primary context;
+//    device memory is host memory the stand-in hands out and tracks per
+//    device, each with a capacity ($SAGA_EMU_DEVICE_MEMORY bytes, default
+//    4 GiB); a copy or launch that touches memory outside an allocation
+//    fails as a real one would fault;
+//  - copies between devices (cuMemcpyPeerAsync, cuMemcpyDtoDAsync) go over
+//    the peer link when cuCtxEnablePeerAccess opened it, else through the
+//    host; every link's bytes are counted (saga_emu_link_bytes(from, to),
+//    -1 the host), and $SAGA_EMU_FAIL_PEER_COPY=N fails the N-th copy
+//    between two devices with CUDA_ERROR_ILLEGAL_ADDRESS;
 //  - each stream is a thread running its queue in order; events record a
 //    generation and a time; the legacy null stream waits for the others;
 //  - an async copy from pageable memory snapshots its source when queued,
@@ -40,6 +46,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -104,6 +111,9 @@ struct CUevent_st {
 
 struct CUctx_st {
   int device = 0;
+  /// The devices whose memory this context may reach directly
+  /// (cuCtxEnablePeerAccess); guarded by the memory's mutex.
+  std::set<int> peers;
 };
 
 struct CUfunc_st {
@@ -134,9 +144,71 @@ Streams &streams() {
   return *s;
 }
 
-CUctx_st primaryContext;
+/// Each device's primary context.
+CUctx_st *primaryContexts() {
+  static CUctx_st *all = [] {
+    auto *c = new CUctx_st[kMaxDevices];
+    for (int d = 0; d < kMaxDevices; ++d)
+      c[d].device = d;
+    return c;
+  }();
+  return all;
+}
+bool validDevice(CUdevice d) { return d >= 0 && d < deviceCount(); }
+bool isContext(CUcontext c) {
+  return c >= primaryContexts() && c < primaryContexts() + deviceCount();
+}
+
+/// Bytes moved over each link, [from + 1][to + 1] (0: the host).
+std::atomic<uint64_t> linkBytes[kMaxDevices + 1][kMaxDevices + 1];
+void countLink(int from, int to, size_t bytes) {
+  if (from != to)
+    linkBytes[from + 1][to + 1].fetch_add(bytes, std::memory_order_relaxed);
+}
+
+/// Whether this copy between two devices is the one
+/// $SAGA_EMU_FAIL_PEER_COPY says fails: N, counting from 1 the copies
+/// made while it is set.
+bool peerCopyFails() {
+  static std::atomic<uint64_t> copies{0};
+  const char *v = std::getenv("SAGA_EMU_FAIL_PEER_COPY");
+  if (!v) {
+    copies = 0;
+    return false;
+  }
+  return std::strtoull(v, nullptr, 10) == copies.fetch_add(1) + 1;
+}
+
+/// A copy of `bytes` from device `from` to device `to` (neither the host):
+/// over their peer link when either context reaches the other's memory,
+/// else staged through the host, as the driver does.
+void countDeviceCopy(int from, int to, size_t bytes) {
+  if (from == to)
+    return;
+  bool direct;
+  {
+    std::lock_guard<std::mutex> lock(memory().mutex);
+    direct = primaryContexts()[from].peers.count(to) ||
+             primaryContexts()[to].peers.count(from);
+  }
+  if (direct) {
+    countLink(from, to, bytes);
+  } else {
+    countLink(from, -1, bytes);
+    countLink(-1, to, bytes);
+  }
+}
 
 } // namespace
+
+int saga::emu::standin::deviceCount() {
+  static const int n = [] {
+    const char *v = std::getenv("SAGA_EMU_DEVICES");
+    long k = v ? std::strtol(v, nullptr, 10) : 1;
+    return int(std::clamp<long>(k, 1, kMaxDevices));
+  }();
+  return n;
+}
 
 namespace saga::emu::standin {
 
@@ -205,31 +277,36 @@ CUresult cuDeviceGetCount(int *count) {
   SAGA_REQUIRE_INIT();
   if (!count)
     return CUDA_ERROR_INVALID_VALUE;
-  *count = 1;
+  *count = deviceCount();
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGet(CUdevice *device, int ordinal) {
   SAGA_REQUIRE_INIT();
-  if (!device || ordinal != 0)
+  if (!device || !validDevice(ordinal))
     return CUDA_ERROR_INVALID_DEVICE;
-  *device = 0;
+  *device = ordinal;
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceGetName(char *name, int len, CUdevice device) {
   SAGA_REQUIRE_INIT();
-  if (device != 0)
+  if (!validDevice(device))
     return CUDA_ERROR_INVALID_DEVICE;
   if (!name || len <= 0)
     return CUDA_ERROR_INVALID_VALUE;
-  std::snprintf(name, size_t(len), "Saga emulated GPU (CPU-backed stand-in)");
+  if (deviceCount() == 1)
+    std::snprintf(name, size_t(len), "Saga emulated GPU (CPU-backed stand-in)");
+  else
+    std::snprintf(name, size_t(len),
+                  "Saga emulated GPU %d of %d (CPU-backed stand-in)", device,
+                  deviceCount());
   return CUDA_SUCCESS;
 }
 
 CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
   SAGA_REQUIRE_INIT();
-  if (device != 0)
+  if (!validDevice(device))
     return CUDA_ERROR_INVALID_DEVICE;
   *bytes = memory().total();
   return CUDA_SUCCESS;
@@ -238,7 +315,7 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice device) {
 CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
                               CUdevice device) {
   SAGA_REQUIRE_INIT();
-  if (device != 0)
+  if (!validDevice(device))
     return CUDA_ERROR_INVALID_DEVICE;
   if (!value)
     return CUDA_ERROR_INVALID_VALUE;
@@ -261,20 +338,20 @@ CUresult cuDeviceGetAttribute(int *value, CUdevice_attribute attribute,
 
 CUresult cuDevicePrimaryCtxRetain(CUcontext *ctx, CUdevice device) {
   SAGA_REQUIRE_INIT();
-  if (device != 0)
+  if (!validDevice(device))
     return CUDA_ERROR_INVALID_DEVICE;
-  *ctx = &primaryContext;
+  *ctx = &primaryContexts()[device];
   return CUDA_SUCCESS;
 }
 
 CUresult cuDevicePrimaryCtxRelease_v2(CUdevice device) {
   SAGA_REQUIRE_INIT();
-  return device == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+  return validDevice(device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
 }
 
 CUresult cuCtxSetCurrent(CUcontext ctx) {
   SAGA_REQUIRE_INIT();
-  if (ctx && ctx != &primaryContext)
+  if (ctx && !isContext(ctx))
     return CUDA_ERROR_INVALID_CONTEXT;
   current = ctx;
   return CUDA_SUCCESS;
@@ -301,7 +378,7 @@ CUresult cuMemGetInfo_v2(size_t *freeBytes, size_t *totalBytes) {
   Memory &m = memory();
   std::lock_guard<std::mutex> lock(m.mutex);
   *totalBytes = m.total();
-  *freeBytes = m.total() - m.used;
+  *freeBytes = m.total() - m.used[current ? current->device : 0];
   return CUDA_SUCCESS;
 }
 
@@ -313,19 +390,21 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
     return CUDA_ERROR_INVALID_VALUE;
   Memory &m = memory();
   size_t rounded = (bytes + 255) & ~size_t(255);
+  const int d = current->device;
   {
     std::lock_guard<std::mutex> lock(m.mutex);
-    if (m.used + rounded > m.total())
+    if (m.used[d] + rounded > m.total())
       return CUDA_ERROR_OUT_OF_MEMORY;
-    m.used += rounded;
+    m.used[d] += rounded;
   }
   void *host = std::aligned_alloc(256, rounded);
   std::lock_guard<std::mutex> lock(m.mutex);
   if (!host) {
-    m.used -= rounded;
+    m.used[d] -= rounded;
     return CUDA_ERROR_OUT_OF_MEMORY;
   }
   m.device[uintptr_t(host)] = rounded;
+  m.owner[uintptr_t(host)] = d;
   *p = CUdeviceptr(uintptr_t(host));
   return CUDA_SUCCESS;
 }
@@ -337,7 +416,8 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
   auto it = m.device.find(uintptr_t(p));
   if (it == m.device.end())
     return CUDA_ERROR_INVALID_VALUE;
-  m.used -= it->second;
+  m.used[m.owner[it->first]] -= it->second;
+  m.owner.erase(it->first);
   std::free(reinterpret_cast<void *>(it->first));
   m.device.erase(it);
   return CUDA_SUCCESS;
@@ -373,8 +453,10 @@ CUresult cuMemFreeHost(void *p) {
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
                               CUstream s) {
   SAGA_REQUIRE_INIT();
-  if (!memory().isDevice(uintptr_t(dst), bytes) || (!src && bytes))
+  const int onto = memory().deviceOf(uintptr_t(dst), bytes);
+  if (onto < 0 || (!src && bytes))
     return CUDA_ERROR_INVALID_VALUE;
+  countLink(-1, onto, bytes);
   void *to = reinterpret_cast<void *>(uintptr_t(dst));
   if (memory().isPinned(src, bytes)) {
     resolve(s)->enqueue([=] { std::memcpy(to, src, bytes); });
@@ -390,8 +472,10 @@ CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t bytes,
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
                               CUstream s) {
   SAGA_REQUIRE_INIT();
-  if (!memory().isDevice(uintptr_t(src), bytes) || (!dst && bytes))
+  const int off = memory().deviceOf(uintptr_t(src), bytes);
+  if (off < 0 || (!dst && bytes))
     return CUDA_ERROR_INVALID_VALUE;
+  countLink(off, -1, bytes);
   const void *from = reinterpret_cast<const void *>(uintptr_t(src));
   CUstream_st *stream = resolve(s);
   stream->enqueue([=] { std::memcpy(dst, from, bytes); });
@@ -403,13 +487,81 @@ CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t bytes,
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes,
                               CUstream s) {
   SAGA_REQUIRE_INIT();
-  if (!memory().isDevice(uintptr_t(dst), bytes) ||
-      !memory().isDevice(uintptr_t(src), bytes))
+  const int onto = memory().deviceOf(uintptr_t(dst), bytes);
+  const int off = memory().deviceOf(uintptr_t(src), bytes);
+  if (onto < 0 || off < 0)
     return CUDA_ERROR_INVALID_VALUE;
+  if (onto != off && peerCopyFails())
+    return CUDA_ERROR_ILLEGAL_ADDRESS;
+  countDeviceCopy(off, onto, bytes);
   void *to = reinterpret_cast<void *>(uintptr_t(dst));
   const void *from = reinterpret_cast<const void *>(uintptr_t(src));
   resolve(s)->enqueue([=] { std::memmove(to, from, bytes); });
   return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dstCtx, CUdeviceptr src,
+                           CUcontext srcCtx, size_t bytes, CUstream s) {
+  SAGA_REQUIRE_INIT();
+  if (!isContext(dstCtx) || !isContext(srcCtx))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  if (memory().deviceOf(uintptr_t(dst), bytes) != dstCtx->device ||
+      memory().deviceOf(uintptr_t(src), bytes) != srcCtx->device)
+    return CUDA_ERROR_INVALID_VALUE;
+  return cuMemcpyDtoDAsync_v2(dst, src, bytes, s);
+}
+
+//===-------------------------------------------------------------------===//
+// Peer access
+//===-------------------------------------------------------------------===//
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice device, CUdevice peer) {
+  SAGA_REQUIRE_INIT();
+  if (!can)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!validDevice(device) || !validDevice(peer))
+    return CUDA_ERROR_INVALID_DEVICE;
+  *can = device != peer;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+  SAGA_REQUIRE_INIT();
+  if (flags != 0)
+    return CUDA_ERROR_INVALID_VALUE;
+  if (!current || !isContext(peer) || peer == current)
+    return CUDA_ERROR_INVALID_CONTEXT;
+  std::lock_guard<std::mutex> lock(memory().mutex);
+  if (!current->peers.insert(peer->device).second)
+    return CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+  return CUDA_SUCCESS;
+}
+
+CUresult cuCtxDisablePeerAccess(CUcontext peer) {
+  SAGA_REQUIRE_INIT();
+  if (!current || !isContext(peer))
+    return CUDA_ERROR_INVALID_CONTEXT;
+  std::lock_guard<std::mutex> lock(memory().mutex);
+  if (!current->peers.erase(peer->device))
+    return CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+  return CUDA_SUCCESS;
+}
+
+//===-------------------------------------------------------------------===//
+// The stand-in's own entry points (tests find them with dlsym)
+//===-------------------------------------------------------------------===//
+
+/// Bytes copied from `from` to `to` (-1: the host) since the last reset.
+unsigned long long saga_emu_link_bytes(int from, int to) {
+  if (from < -1 || to < -1 || from >= kMaxDevices || to >= kMaxDevices)
+    return 0;
+  return linkBytes[from + 1][to + 1].load();
+}
+
+void saga_emu_reset_link_bytes() {
+  for (auto &row : linkBytes)
+    for (auto &cell : row)
+      cell.store(0);
 }
 
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes) {
@@ -671,6 +823,9 @@ CUresult cuGetErrorName(CUresult error, const char **text) {
     SAGA_NAME(CUDA_ERROR_NOT_READY)
     SAGA_NAME(CUDA_ERROR_LAUNCH_FAILED)
     SAGA_NAME(CUDA_ERROR_NOT_SUPPORTED)
+    SAGA_NAME(CUDA_ERROR_ILLEGAL_ADDRESS)
+    SAGA_NAME(CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+    SAGA_NAME(CUDA_ERROR_PEER_ACCESS_NOT_ENABLED)
 #undef SAGA_NAME
   default:
     *text = nullptr;

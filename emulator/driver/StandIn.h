@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -35,10 +36,17 @@ constexpr char kImageMagic[] = "// SAGA-EMULATED-MODULE 1\n";
 // Memory
 //===-------------------------------------------------------------------===//
 
+/// How many emulated devices there are: $SAGA_EMU_DEVICES (1 to
+/// kMaxDevices, default 1).
+constexpr int kMaxDevices = 16;
+int deviceCount();
+
 struct Memory {
   std::mutex mutex;
   std::map<uintptr_t, size_t> device, pinned; // base -> bytes
-  size_t used = 0;
+  std::map<uintptr_t, int> owner;             // device base -> its device
+  size_t used[kMaxDevices] = {};
+  /// Each device's capacity ($SAGA_EMU_DEVICE_MEMORY bytes, default 4 GiB).
   size_t total() const {
     static const size_t t = [] {
       const char *v = std::getenv("SAGA_EMU_DEVICE_MEMORY");
@@ -57,6 +65,14 @@ struct Memory {
   bool isDevice(uintptr_t p, size_t n) {
     std::lock_guard<std::mutex> lock(mutex);
     return n == 0 || within(device, p, n);
+  }
+  /// The device whose allocation holds [p, p + n), or -1.
+  int deviceOf(uintptr_t p, size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!within(device, p, n ? n : 1))
+      return -1;
+    auto it = owner.upper_bound(p);
+    return std::prev(it)->second;
   }
   bool isPinned(const void *p, size_t n) {
     std::lock_guard<std::mutex> lock(mutex);

@@ -97,6 +97,9 @@ const DriverApi *DriverApi::load(std::string &why) {
   bind(lib, api->moduleFunction, {"cuModuleGetFunction"}, missing);
   bind(lib, api->launch, {"cuLaunchKernel"}, missing);
   bind(lib, api->errorName, {"cuGetErrorName"}, missing);
+  bind(lib, api->canAccessPeer, {"cuDeviceCanAccessPeer"}, missing);
+  bind(lib, api->enablePeer, {"cuCtxEnablePeerAccess"}, missing);
+  bind(lib, api->copyPeer, {"cuMemcpyPeerAsync"}, missing);
   if (!missing.empty()) {
     failure = "the CUDA driver " + opened + " lacks " + missing +
               " (too old a driver?)";

@@ -37,6 +37,7 @@ constexpr int kAttrCapabilityMinor = 76;   // ..._COMPUTE_CAPABILITY_MINOR
 constexpr unsigned kStreamNonBlocking = 1; // CU_STREAM_NON_BLOCKING
 constexpr unsigned kEventDefault = 0;
 constexpr int kErrorOutOfMemory = 2;       // CUDA_ERROR_OUT_OF_MEMORY
+constexpr int kErrorPeerEnabled = 704; // CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED
 
 struct DriverApi {
   CUresult (*init)(unsigned);
@@ -71,6 +72,11 @@ struct DriverApi {
   CUresult (*launch)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                      unsigned, unsigned, unsigned, CUstream, void **, void **);
   CUresult (*errorName)(CUresult, const char **);
+  // Several devices: peer access and copies between contexts.
+  CUresult (*canAccessPeer)(int *, CUdevice, CUdevice);
+  CUresult (*enablePeer)(CUcontext, unsigned);
+  CUresult (*copyPeer)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t,
+                       CUstream);
 
   /// The driver, loaded once: SAGA_CUDA_DRIVER (a path) if set, else
   /// libcuda.so.1. Null when there is none, with `why` saying what was

@@ -73,7 +73,7 @@ CudaDevice::open(const Options &options) {
                      "cuStreamCreate"))
     return std::move(e);
   for (CUevent *e : {&d->stagingDone[0], &d->stagingDone[1], &d->uploaded,
-                     &d->computed})
+                     &d->computed, &d->peerRead})
     if (auto err = check(api->eventCreate(e, kEventDefault), "cuEventCreate"))
       return std::move(err);
   d->stagingBytes = std::max<int64_t>(options.stagingBytes, 4096);
@@ -117,7 +117,9 @@ CudaDevice::~CudaDevice() {
   for (void *s : staging)
     if (s)
       api->hostFree(s);
-  for (CUevent e : {stagingDone[0], stagingDone[1], uploaded, computed})
+  llvm::consumeError(bind()); // (nothing to do about a failure here)
+  for (CUevent e : {stagingDone[0], stagingDone[1], uploaded, computed,
+                    peerRead})
     if (e)
       api->eventDestroy(e);
   if (poolBase)
@@ -168,9 +170,80 @@ int64_t CudaDevice::poolUsed() const {
   return ranges.used();
 }
 
+llvm::Error CudaDevice::bind() const {
+  return api->check(api->setCurrent(context), "cuCtxSetCurrent on " + name);
+}
+
+llvm::Error CudaDevice::enablePeerAccess(const CudaDevice &peer) {
+  int can = 0;
+  if (auto e = api->check(api->canAccessPeer(&can, device, peer.device),
+                          "cuDeviceCanAccessPeer"))
+    return e;
+  if (!can)
+    return llvm::createStringError(
+        "CUDA device " + std::to_string(device) + " cannot reach device " +
+        std::to_string(peer.device) + "'s memory directly (no peer link)");
+  if (auto e = bind())
+    return e;
+  CUresult r = api->enablePeer(peer.context, 0);
+  if (r == kErrorPeerEnabled)
+    return llvm::Error::success();
+  return api->check(r, "cuCtxEnablePeerAccess from device " +
+                           std::to_string(device) + " to device " +
+                           std::to_string(peer.device));
+}
+
+llvm::Error CudaDevice::copyFromPeer(CUdeviceptr to, CudaDevice &peer,
+                                     CUdeviceptr from, int64_t bytes,
+                                     const std::string &what) {
+  if (&peer == this)
+    return llvm::createStringError("copyFromPeer: " + what +
+                                   " names this device as its own peer");
+  // Both devices' transfer locks, in address order (no lock-order cycle).
+  std::scoped_lock lock(transferMutex, peer.transferMutex);
+  if (auto e = peer.bind())
+    return e;
+  if (auto e = api->check(api->eventRecord(peer.computed, peer.compute),
+                          "cuEventRecord"))
+    return e;
+  if (auto e = bind())
+    return e;
+  auto where = [&] {
+    return " (" + what + ": " + std::to_string(bytes) + " bytes from device " +
+           std::to_string(peer.device) + " to device " +
+           std::to_string(device) + ")";
+  };
+  if (auto e = api->check(api->eventRecord(computed, compute), "cuEventRecord"))
+    return e;
+  if (auto e = api->check(api->streamWait(copy, computed, 0),
+                          "cuStreamWaitEvent"))
+    return e;
+  if (auto e = api->check(api->streamWait(copy, peer.computed, 0),
+                          "cuStreamWaitEvent on the peer's work" + where()))
+    return e;
+  if (auto e = api->check(api->copyPeer(to, context, from, peer.context,
+                                        size_t(bytes), copy),
+                          "cuMemcpyPeerAsync" + where()))
+    return e;
+  stats_.bytesFromPeers += bytes;
+  if (auto e = api->check(api->eventRecord(uploaded, copy), "cuEventRecord"))
+    return e;
+  if (auto e = api->check(api->streamWait(compute, uploaded, 0),
+                          "cuStreamWaitEvent"))
+    return e;
+  if (auto e = api->check(api->eventRecord(peerRead, copy), "cuEventRecord"))
+    return e;
+  if (auto e = peer.bind())
+    return e;
+  return api->check(api->streamWait(peer.compute, peerRead, 0),
+                    "cuStreamWaitEvent");
+}
+
 llvm::Error CudaDevice::upload(CUdeviceptr to, const void *from,
                                int64_t bytes) {
   std::lock_guard<std::mutex> lock(transferMutex);
+  if (auto e = bind())
+    return e;
   // The target may be pool memory the compute stream's queued kernels still
   // read (released, then reallocated): the copies wait for them.
   if (auto e = api->check(api->eventRecord(computed, compute), "cuEventRecord"))
@@ -205,6 +278,8 @@ llvm::Error CudaDevice::upload(CUdeviceptr to, const void *from,
 
 llvm::Error CudaDevice::download(void *to, CUdeviceptr from, int64_t bytes) {
   std::lock_guard<std::mutex> lock(transferMutex);
+  if (auto e = bind())
+    return e;
   // The copy stream waits for the compute stream's work so far.
   if (auto e = api->check(api->eventRecord(computed, compute), "cuEventRecord"))
     return e;
@@ -239,6 +314,8 @@ llvm::Error CudaDevice::download(void *to, CUdeviceptr from, int64_t bytes) {
 llvm::Error CudaDevice::fill32(CUdeviceptr to, uint32_t value, int64_t count) {
   if (count == 0)
     return llvm::Error::success();
+  if (auto e = bind())
+    return e;
   return api->check(api->set32(to, value, size_t(count), compute),
                     "cuMemsetD32Async");
 }
@@ -253,6 +330,8 @@ CudaDevice::load(const std::string &source,
   if (!compiled)
     return compiled.takeError();
   auto m = std::make_unique<CudaModule>();
+  if (auto e = bind())
+    return std::move(e);
   if (auto e = api->check(api->moduleLoad(&m->module, compiled->cubin.data()),
                           "cuModuleLoadData on " + name))
     return std::move(e);
@@ -283,6 +362,8 @@ llvm::Error CudaDevice::launch(CUfunction f, unsigned grid, unsigned block,
                                unsigned sharedBytes, void **params,
                                const std::string &what) {
   ++stats_.launches;
+  if (auto e = bind())
+    return e;
   return api->check(api->launch(f, grid, 1, 1, block, 1, 1, sharedBytes,
                                 compute, params, nullptr),
                     "launching " + what + " on " + name);
@@ -299,6 +380,8 @@ llvm::Error CudaDevice::gemm(bool transA, bool transB, int64_t m, int64_t n,
                                    std::to_string(k) +
                                    " exceeds cuBLAS's 32-bit sizes");
   ++stats_.gemms;
+  if (auto e = bind())
+    return e;
   // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: B's
   // and A's buffers, read as column-major, are already the transposes.
   const float one = 1.0f, beta = accumulate ? 1.0f : 0.0f;
@@ -315,6 +398,8 @@ llvm::Error CudaDevice::gemm(bool transA, bool transB, int64_t m, int64_t n,
 }
 
 llvm::Error CudaDevice::synchronize() {
+  if (auto e = bind())
+    return e;
   return api->check(api->streamSync(compute),
                     "running kernels on " + name);
 }

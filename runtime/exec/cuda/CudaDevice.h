@@ -28,6 +28,7 @@ namespace saga::cuda {
 
 struct CudaStats {
   int64_t bytesUp = 0, bytesDown = 0; // host to device, device to host
+  int64_t bytesFromPeers = 0;         // from other devices (copyFromPeer)
   int64_t launches = 0, gemms = 0;
 };
 
@@ -89,6 +90,19 @@ public:
   /// Device to host after the compute stream's work so far; returns when
   /// the bytes are in `to`.
   llvm::Error download(void *to, CUdeviceptr from, int64_t bytes);
+  /// Lets this device's copies reach `peer`'s memory over their direct
+  /// link (cuCtxEnablePeerAccess; enabling it twice is not an error). An
+  /// error when the driver says the two cannot reach each other.
+  llvm::Error enablePeerAccess(const CudaDevice &peer);
+  /// `bytes` at `from` on `peer` to `to` here, on this device's copy
+  /// stream: after this device's compute stream's work so far (the target
+  /// may still be read) and `peer`'s (which made or received the bytes);
+  /// this compute stream's later work sees them, and `peer`'s later work
+  /// (which may overwrite the source) waits for the copy. `what` names the
+  /// copy in an error.
+  llvm::Error copyFromPeer(CUdeviceptr to, CudaDevice &peer, CUdeviceptr from,
+                           int64_t bytes, const std::string &what);
+  int ordinal() const { return device; }
   /// `count` 32-bit words of `value` at `to`, on the compute stream.
   llvm::Error fill32(CUdeviceptr to, uint32_t value, int64_t count);
 
@@ -113,6 +127,10 @@ public:
 
 private:
   CudaDevice() = default;
+  /// Makes this device's context the calling thread's (every driver call
+  /// names the current context's device; with several devices, and on a
+  /// transfer thread, it may be another one or none).
+  llvm::Error bind() const;
   const DriverApi *api = nullptr;
   const BlasApi *blas = nullptr;
   BlasApi::Handle handle = nullptr;
@@ -131,6 +149,7 @@ private:
   void *staging[2] = {nullptr, nullptr};
   CUevent stagingDone[2] = {nullptr, nullptr};
   CUevent uploaded = nullptr, computed = nullptr;
+  CUevent peerRead = nullptr; // a copy from this device, done
   int64_t stagingBytes = 0;
   int next = 0;
   // Uploads and downloads may come from a transfer thread beside compute.
