@@ -239,6 +239,15 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
     executors plan again, split, wherever they can).
 
     A budget below one step's working set is an error saying what it needs.
+
+    With `devices` N > 1, the schedule also gets `saga.ring`: NGra's ring of
+    N devices over the source intervals (support/RingSchedule.h). `owners`
+    gives each destination interval's device (contiguous runs of about
+    equal in-edges); in each propagation every device sees every source
+    interval once, `host_loads` of them come from the host (each interval
+    once) and `peer_copies` travel from the previous device in the ring.
+    The executors do not run a ring yet: it is the plan a multi-device run
+    will follow.
   }];
   let options = [
     Option<"wholeEdges", "whole-edges", "bool", /*default=*/"false",
@@ -253,6 +262,8 @@ def SagaScheduleMemory : Pass<"saga-schedule-memory", "mlir::ModuleOp"> {
            "The graph's edges (with self loops when the model adds them)">,
     Option<"intervals", "intervals", "int64_t", /*default=*/"0",
            "Row intervals (0: the fewest that fit)">,
+    Option<"devices", "devices", "int64_t", /*default=*/"1",
+           "Devices to plan NGra's ring over (saga.ring; 1: none)">,
     ListOption<"emptyChunks", "empty-chunks", "int64_t",
                "With intervals: the 2-D chunks that hold no edges, as i * P + j "
                "(sources in interval i, destinations in j); their steps load "

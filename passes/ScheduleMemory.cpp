@@ -1,12 +1,15 @@
 //===- ScheduleMemory.cpp - the plan under a memory budget ----------------===//
 //
 // Writes each plan-level model's saga.schedule (analysis/ChunkPlan.h) for a
-// budget and a graph size: the chunked level, as the executor runs it.
+// budget and a graph size: the chunked level, as the executor runs it; with
+// `devices`, NGra's ring over them (support/RingSchedule.h) as its
+// `saga.ring`.
 //
 //===----------------------------------------------------------------------===//
 
 #include "analysis/ChunkPlan.h"
 #include "passes/Passes.h"
+#include "support/RingSchedule.h"
 
 #include <algorithm>
 
@@ -60,6 +63,32 @@ std::vector<int64_t> estimatedChunkEdges(const GraphSize &size,
 struct ScheduleMemory
     : public saga::impl::SagaScheduleMemoryBase<ScheduleMemory> {
   using SagaScheduleMemoryBase::SagaScheduleMemoryBase;
+  /// The ring over `devices` devices: each destination interval weighed by
+  /// its in-edges (the chunks' counts, or their estimate), as `saga.ring`.
+  void writeRing(ScheduleOp schedule, const ChunkPlan &plan,
+                 const GraphSize &size) {
+    const std::vector<int32_t> &bounds = plan.memory.bounds;
+    const int64_t parts = int64_t(bounds.size()) - 1;
+    std::vector<int64_t> edges = plan.memory.chunkEdges.empty()
+                                     ? estimatedChunkEdges(size, bounds)
+                                     : plan.memory.chunkEdges;
+    std::vector<int64_t> weights(static_cast<size_t>(parts), 0);
+    for (int64_t i = 0; i < parts; ++i)
+      for (int64_t j = 0; j < parts; ++j)
+        weights[size_t(j)] += edges[size_t(i * parts + j)];
+    RingSchedule ring = planRing(int(devices), weights);
+    Builder b(schedule.getContext());
+    std::vector<int32_t> owners(ring.owner.begin(), ring.owner.end());
+    schedule->setAttr(
+        "saga.ring",
+        b.getDictionaryAttr({
+            b.getNamedAttr("devices", b.getI64IntegerAttr(devices)),
+            b.getNamedAttr("owners", b.getDenseI32ArrayAttr(owners)),
+            b.getNamedAttr("host_loads", b.getI64IntegerAttr(ring.hostLoads())),
+            b.getNamedAttr("peer_copies",
+                           b.getI64IntegerAttr(ring.peerCopies())),
+        }));
+  }
   void runOnOperation() override {
     if (!emptyChunks.empty() && intervals <= 1) {
       getOperation().emitError()
@@ -74,6 +103,12 @@ struct ScheduleMemory
             << int64_t(intervals) << " x " << int64_t(intervals);
         return signalPassFailure();
       }
+    if (devices < 1 || devices > 64) {
+      getOperation().emitError()
+          << "saga-schedule-memory: devices must be 1 to 64, not "
+          << int64_t(devices);
+      return signalPassFailure();
+    }
     if (budget <= 0 || vertices <= 0 || edges < 0 || intervals < 0) {
       getOperation().emitError()
           << "saga-schedule-memory needs budget > 0 and vertices > 0 (got "
@@ -117,7 +152,9 @@ struct ScheduleMemory
         model.emitError() << llvm::toString(plan.takeError());
         return signalPassFailure();
       }
-      writeSchedule(model, *plan);
+      ScheduleOp schedule = writeSchedule(model, *plan);
+      if (devices > 1)
+        writeRing(schedule, *plan, size);
     });
   }
 };

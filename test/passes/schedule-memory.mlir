@@ -9,6 +9,10 @@
 // RUN: not saga-opt %s --saga-schedule-memory="budget=40000 vertices=1024 edges=4096 intervals=2 empty-chunks=4" 2>&1 | FileCheck %s --check-prefix=BADEMPTY
 // RUN: not saga-opt %s --saga-schedule-memory="budget=10000 vertices=1024 edges=4096" --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=SMALL
 // RUN: not saga-opt %s --saga-schedule-memory="vertices=1024" 2>&1 | FileCheck %s --check-prefix=OPTS
+// RUN: saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 intervals=4 devices=2" | FileCheck %s --check-prefix=RING
+// RUN: saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 intervals=4 devices=2" | saga-opt | FileCheck %s --check-prefix=RING
+// RUN: saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 intervals=4 devices=3" | FileCheck %s --check-prefix=RING3
+// RUN: not saga-opt %s --saga-schedule-memory="budget=32000 vertices=1024 edges=4096 devices=0" 2>&1 | FileCheck %s --check-prefix=BADRING
 
 // The chunked level of a map -> propagation -> map plan over 1024 vertices
 // (vertex values of 4 floats: 4 KiB per 256-row interval). Each map runs
@@ -103,3 +107,11 @@ module {
     saga.return %2 : !saga.vertex<4xf32>
   }
 }
+
+// NGra's ring over two devices: destination intervals [0, 2) on device 0,
+// [2, 4) on device 1 (equal estimated in-edges); each propagation loads each
+// of the 4 source intervals from the host once and copies it once to the
+// other device. Three devices: 4 host loads, 8 peer copies.
+// RING: saga.ring = {devices = 2 : i64, host_loads = 4 : i64, owners = array<i32: 0, 0, 1, 1>, peer_copies = 4 : i64}
+// RING3: saga.ring = {devices = 3 : i64, host_loads = 4 : i64, owners = array<i32: 0, 0, 1, 2>, peer_copies = 8 : i64}
+// BADRING: saga-schedule-memory: devices must be 1 to 64, not 0

@@ -170,6 +170,14 @@ bool printKernelTraffic(Model &m, bool training) {
 /// Errors are printed; returns false then.
 bool selectDevice(Model &m, const RunOptions &options) {
   DeviceChoice choice;
+  if (llvm::StringRef(options.device).starts_with("cuda:")) {
+    fail(llvm::createStringError(
+        "--device " + options.device +
+        ": runs on several devices are not built yet (NGra's ring is "
+        "planned: sagac --emit=chunked --devices N prints it); use --device "
+        "cuda for one"));
+    return false;
+  }
   if (!parseDeviceChoice(options.device, choice)) {
     fail(llvm::createStringError("--device: '" + options.device +
                                  "' is not auto, cpu or cuda"));

@@ -71,6 +71,13 @@ CompileFlags::CompileFlags(Commands &c)
           cl::desc("With --emit=chunked: the graph's vertices and edges (with "
                    "self loops when the model adds them), e.g. 2708,13264"),
           cl::value_desc("V,E"), cl::cat(c.category)),
+      devices("devices",
+              cl::desc("With --emit=chunked: plan NGra's ring over N devices "
+                       "(the schedule's saga.ring: each destination "
+                       "interval's device, host loads and peer copies per "
+                       "propagation); runs on several devices are not built "
+                       "yet"),
+              cl::value_desc("N"), cl::init(1), cl::cat(c.category)),
       training("training",
                cl::desc("With --emit=plan|chunked|llvm: the training plan "
                         "(forward, gradients) instead of inference"),

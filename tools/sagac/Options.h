@@ -60,6 +60,7 @@ struct CompileFlags {
   cl::opt<Emit> emit;              // --emit
   cl::opt<int> cudaArch;           // --cuda-arch
   cl::opt<std::string> graphSize;  // --graph-size
+  cl::opt<int64_t> devices;        // --devices
   cl::opt<bool> training;          // --training
   cl::opt<bool> verifyDiagnostics; // --verify-diagnostics
   cl::opt<bool> splitInputFile;    // --split-input-file

@@ -145,6 +145,20 @@ bool chunkedSchedule(int64_t budget,
     schedule.vertices = v;
     schedule.edges = e;
     schedule.intervals = f.outOfCore.chunkIntervals;
+    if (f.compile.devices < 1 || f.compile.devices > 64) {
+      error("--devices: " + std::to_string(f.compile.devices) +
+            " is not a device count from 1 to 64");
+      return false;
+    }
+    if (f.compile.devices > 1 && emit != Emit::Chunked) {
+      error("--devices plans NGra's ring for --emit=chunked only");
+      return false;
+    }
+    schedule.devices = f.compile.devices;
+  } else if (f.compile.devices != 1) {
+    error("--devices plans NGra's ring for --emit=chunked (with "
+          "--memory-budget and --graph-size)");
+    return false;
   } else if (!graphSize.empty() || budget != 0) {
     error("compiling, --memory-budget and --graph-size are for "
           "--emit=chunked|cuda|ptx (run and train take a budget)");
