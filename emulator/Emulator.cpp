@@ -46,6 +46,19 @@ constexpr size_t kGuardBytes = 4096;
 enum class State { Ready, AtBlock, AtWarp, Done };
 enum class WarpKind { Sync, Shuffle };
 
+/// Fiber stacks kept mapped between launches (up to kKeptStacks): mapping,
+/// guarding, first-touch faults and unmapping a stack per thread of every
+/// block of every launch were most of the emulated GPU's system time.
+constexpr size_t kKeptStacks = 4096;
+struct StackCache {
+  std::mutex mutex;
+  std::vector<char *> free;
+};
+StackCache &stackCache() {
+  static StackCache *c = new StackCache(); // (outlives every launch)
+  return *c;
+}
+
 struct Stack {
   char *base = nullptr; // the guard page, then the stack
   ~Stack() {
@@ -54,15 +67,32 @@ struct Stack {
 #if SAGA_ASAN
     // A fiber that exits from inside a frame (yieldToScheduler) never runs
     // that frame's epilogue, so its redzones stay poisoned in ASan's
-    // shadow after the munmap, and memory mapped there later (a device
-    // pool's arena) was reported as stack-buffer-underflow. The stack
-    // variant of unpoisoning: __asan_unpoison_memory_region is a no-op
-    // under allow_user_poisoning=0, which the ASan suite sets.
+    // shadow, and the next fiber on this stack (or memory mapped there
+    // later: a device pool's arena) was reported as stack-buffer-underflow.
+    // The stack variant of unpoisoning: __asan_unpoison_memory_region is a
+    // no-op under allow_user_poisoning=0, which the ASan suite sets.
     __asan_unpoison_stack_memory(bottom(), kStackBytes);
 #endif
+    {
+      StackCache &c = stackCache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      if (c.free.size() < kKeptStacks) {
+        c.free.push_back(base);
+        return;
+      }
+    }
     munmap(base, kStackBytes + kGuardBytes);
   }
   bool allocate() {
+    {
+      StackCache &c = stackCache();
+      std::lock_guard<std::mutex> lock(c.mutex);
+      if (!c.free.empty()) {
+        base = c.free.back();
+        c.free.pop_back();
+        return true;
+      }
+    }
     void *m = mmap(nullptr, kStackBytes + kGuardBytes, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (m == MAP_FAILED)
