@@ -74,6 +74,17 @@ struct Model::Impl : CompiledModel {
   std::map<std::string, float> inputDefaults;
   ChunkSource *chunkSource = nullptr;          // default: `chunks`
   std::unique_ptr<CudaBackend> cuda; // with useCuda: where plans run
+  /// With useCuda over several devices: the others (device 0 is `cuda`).
+  std::vector<std::unique_ptr<CudaBackend>> cudaPeers;
+  /// Every CUDA backend, `cuda` first.
+  std::vector<CudaBackend *> cudaAll() const {
+    std::vector<CudaBackend *> all;
+    if (cuda)
+      all.push_back(cuda.get());
+    for (const auto &p : cudaPeers)
+      all.push_back(p.get());
+    return all;
+  }
   bool distributedPlans = false;     // CompileOptions::distributed
   Distribution *dist = nullptr;      // with setDistribution: this part
 };
@@ -116,20 +127,43 @@ llvm::Error Model::setKernelDevice(const KernelDeviceFactory &make) {
   return llvm::Error::success();
 }
 
-llvm::Error Model::useCuda() {
-  auto backend = CudaBackend::create();
-  if (!backend)
-    return backend.takeError();
-  for (ModuleOp plan : {*impl->plan, impl->trainPlan ? *impl->trainPlan
-                                                     : ModuleOp()})
-    if (plan)
-      if (llvm::Error e = (*backend)->addPlan(plan))
-        return e;
-  impl->cuda = std::move(*backend);
+llvm::Error Model::useCuda() { return useCuda(std::vector<int>{0}); }
+
+llvm::Error Model::useCuda(const std::vector<int> &ordinals) {
+  if (ordinals.empty())
+    return llvm::createStringError("useCuda: no CUDA device named");
+  for (size_t a = 0; a < ordinals.size(); ++a)
+    for (size_t b = 0; b < a; ++b)
+      if (ordinals[a] == ordinals[b])
+        return llvm::createStringError("CUDA device " +
+                                       std::to_string(ordinals[a]) +
+                                       " is named twice");
+  std::vector<std::unique_ptr<CudaBackend>> backends;
+  for (int ordinal : ordinals) {
+    cuda::CudaDevice::Options o;
+    o.ordinal = ordinal;
+    auto backend = CudaBackend::create(o);
+    if (!backend)
+      return backend.takeError();
+    for (ModuleOp plan : {*impl->plan, impl->trainPlan ? *impl->trainPlan
+                                                       : ModuleOp()})
+      if (plan)
+        if (llvm::Error e = (*backend)->addPlan(plan))
+          return e;
+    backends.push_back(std::move(*backend));
+  }
+  impl->cuda = std::move(backends.front());
+  impl->cudaPeers.clear();
+  for (size_t d = 1; d < backends.size(); ++d)
+    impl->cudaPeers.push_back(std::move(backends[d]));
   return llvm::Error::success();
 }
 
 std::string Model::deviceName() const {
+  if (impl->cuda && !impl->cudaPeers.empty())
+    return std::to_string(impl->cudaPeers.size() + 1) + " CUDA devices: " +
+           impl->cuda->describe() + " and " +
+           std::to_string(impl->cudaPeers.size()) + " more";
   if (impl->cuda)
     return impl->cuda->describe();
   return "CPU, " + std::to_string(impl->pool->size()) + " thread" +
@@ -214,8 +248,8 @@ llvm::Error Model::setGraph(const Graph &graph) {
       impl->inputs.erase(name.getKey());
     impl->defaulted.clear();
   }
-  if (impl->cuda)
-    impl->cuda->invalidateGraph();
+  for (CudaBackend *b : impl->cudaAll())
+    b->invalidateGraph();
   impl->graph = &graph;
   return llvm::Error::success();
 }
@@ -247,8 +281,8 @@ llvm::Error Model::setInput(llvm::StringRef name, Tensor value) {
   impl->rowReaders.erase(name.str());
   impl->defaulted.erase(name);
   impl->inputs[name] = std::move(value);
-  if (impl->cuda)
-    impl->cuda->invalidateInput(name.str());
+  for (CudaBackend *b : impl->cudaAll())
+    b->invalidateInput(name.str());
   return llvm::Error::success();
 }
 
@@ -260,8 +294,8 @@ llvm::Expected<Tensor> Model::takeInput(llvm::StringRef name) {
   Tensor t = std::move(it->second);
   impl->inputs.erase(it);
   impl->defaulted.erase(name);
-  if (impl->cuda)
-    impl->cuda->invalidateInput(name.str());
+  for (CudaBackend *b : impl->cudaAll())
+    b->invalidateInput(name.str());
   return t;
 }
 
@@ -571,9 +605,18 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
                     options.directIO,     impl->chunkedPlans.get(),
                     options.chunkReadAhead, options.chunkProgress,
                     options.selectiveLoading, options.interleaveRows};
+  if (!impl->cudaPeers.empty() && options.memoryBudget <= 0)
+    return llvm::createStringError(
+        "a run on " + std::to_string(impl->cudaPeers.size() + 1) +
+        " CUDA devices is a chunked run: give it a memory budget per device "
+        "(--memory-budget)");
+  std::vector<CudaBackend *> peers;
+  for (const auto &p : impl->cudaPeers)
+    peers.push_back(p.get());
   auto results =
       options.memoryBudget > 0
-          ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked)
+          ? (impl->cuda ? impl->cuda->executeChunked(plan, ec, co, &chunked,
+                                                     peers)
                         : executeChunked(plan, ec, co, &chunked))
           : (impl->cuda ? impl->cuda->execute(plan, ec) : execute(plan, ec));
   if (!results)

@@ -225,6 +225,11 @@ public:
   /// Errors say what is missing: the driver, a device, NVRTC or cuBLAS.
   /// Runs under a memory budget are refused on it (CPU only for now).
   llvm::Error useCuda();
+  /// The same over several CUDA devices (their ordinals; the first is
+  /// device 0 of the run): runs under a memory budget spread each
+  /// destination interval's steps over them (CudaBackend::executeChunked
+  /// with others); runs without a budget are refused.
+  llvm::Error useCuda(const std::vector<int> &ordinals);
   /// "CPU, 2 threads", or the CUDA device's description.
   std::string deviceName() const;
 

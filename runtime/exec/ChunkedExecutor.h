@@ -23,6 +23,7 @@
 #define SAGA_RUNTIME_EXEC_CHUNKEDEXECUTOR_H
 
 #include "analysis/ChunkPlan.h"
+#include "support/DeviceSplit.h"
 #include "runtime/memory/ChunkReadAhead.h"
 #include "runtime/exec/Executor.h"
 #include "runtime/memory/PlanRunner.h"
@@ -106,6 +107,14 @@ struct ChunkedPlanCache::Entry {
   // Kept from run to run: the host-RAM tier's slots are reused, not
   // faulted in again each step.
   std::unique_ptr<NextTier> ramTier;
+  /// The plan spread over several devices, by their count: each step's
+  /// device, each device's operators and its memory plan.
+  struct OverDevices {
+    std::vector<int> owner; // per destination interval
+    DeviceSplit split;
+    std::vector<MemoryPlan> plans;
+  };
+  std::map<int, OverDevices> overDevices;
 };
 
 /// What the CPU's and the CUDA device's chunked runs share.

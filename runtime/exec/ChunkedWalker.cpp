@@ -69,7 +69,7 @@ llvm::Error ChunkedWalker::compute(int k, Resident &r) {
     auto rows = hostBytes(res, step.j, r, first * w * 4, count * w * 4, piece);
     if (!rows)
       return rows.takeError();
-    chunked::keepRows(outputs, res, g.numVertices, w, first, count, *rows,
+    chunked::keepRows(*kept, res, g.numVertices, w, first, count, *rows,
                       ctx.vertexOutputs == Outputs::Argmax &&
                           dtypeOf(res.getType()) == DType::F32);
   }
@@ -130,7 +130,7 @@ llvm::Error ChunkedWalker::dispatch(int k, Resident &r) {
 
 llvm::Error ChunkedWalker::finish(ReturnOp ret, Resident &r) {
   for (Value v : ret.getOperands()) {
-    if (auto it = outputs.find(v); it != outputs.end()) {
+    if (auto it = kept->find(v); it != kept->end()) {
       results.push_back(std::move(it->second));
       continue;
     }

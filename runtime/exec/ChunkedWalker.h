@@ -44,6 +44,11 @@ public:
   /// values to the caller's outputs.
   llvm::Error compute(int k, Resident &r);
   std::vector<Tensor> takeResults() { return std::move(results); }
+  /// The returned vertex values' rows, as they are made; walkers of one
+  /// run on several devices share one (each keeps the rows it finishes,
+  /// the one that runs the return hands them over).
+  using KeptRows = llvm::DenseMap<mlir::Value, Tensor>;
+  void shareKeptRows(KeptRows *shared) { kept = shared; }
 
 protected:
   int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
@@ -112,7 +117,8 @@ private:
   llvm::Error finish(ReturnOp ret, Resident &r);
   void noteTime(mlir::Operation *op, double seconds);
 
-  llvm::DenseMap<mlir::Value, Tensor> outputs; // returned vertex values
+  KeptRows outputs; // returned vertex values
+  KeptRows *kept = &outputs;
   llvm::DenseSet<mlir::Value> returned;
   llvm::DenseSet<mlir::Operation *> started;
   llvm::DenseMap<mlir::Operation *, size_t> profiled; // place in ctx.profile

@@ -17,7 +17,7 @@ llvm::Expected<PlanRunStats>
 saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
                     DeviceTier &pool, NextTier &tier,
                     const std::function<llvm::Error(int, Resident &)> &compute,
-                    int depth, const RowsFn &rowsOf) {
+                    int depth, const RowsFn &rowsOf, const ReadyFn &ready) {
   if (!plan.feasible)
     return llvm::createStringError("no memory plan: " + plan.error);
   auto start = std::chrono::steady_clock::now();
@@ -99,7 +99,8 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
         // load queued after the store reads what it wrote).
         if (ahead && (issueAt > int64_t(current) ||
                       prefetched + bytes > reserve || !pool.fits(bytes) ||
-                      resident.count(t) || !copyQueued[size_t(t)]))
+                      resident.count(t) || !copyQueued[size_t(t)] ||
+                      (ready && p.tensors[size_t(t)].input && !ready(t))))
           return llvm::Error::success(); // later, in order
         RowSelection rows;
         if (load.kind == Transfer::LoadRows) {
@@ -114,7 +115,9 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
         }
         auto buffer = allocate(t);
         if (!buffer)
-          return buffer.takeError();
+          return llvm::createStringError(
+              "loading for step " + p.ops[nextLoadOp].name + ": " +
+              llvm::toString(buffer.takeError()));
         resident[t] = *buffer;
         inFlight[t] = rows.rows ? engine.loadRows(t, buffer->data, bytes,
                                                   std::move(rows))
@@ -157,7 +160,8 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
       if (!resident.count(t)) {
         auto buffer = allocate(t);
         if (!buffer)
-          return buffer.takeError();
+          return llvm::createStringError("step " + op.name + ": " +
+                                         llvm::toString(buffer.takeError()));
         resident[t] = *buffer;
       }
     auto computeStart = std::chrono::steady_clock::now();

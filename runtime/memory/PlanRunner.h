@@ -38,6 +38,11 @@ using Resident = std::map<int, DeviceBuffer>;
 using RowsFn =
     std::function<llvm::Expected<RowSelection>(int op, int tensor)>;
 
+/// Whether input tensor `t` has its copy in the next tier yet (a tensor
+/// another device makes: a load of it is not issued ahead of its operator
+/// before then).
+using ReadyFn = std::function<bool(int tensor)>;
+
 /// `reserve`: bytes of the pool that prefetched loads may use beyond the
 /// plan's own accounting (the pool's capacity minus the plan's budget).
 /// A plan with partial loads needs `rows`.
@@ -45,7 +50,8 @@ llvm::Expected<PlanRunStats>
 runMemoryPlan(const MemoryProblem &problem, const MemoryPlan &plan,
               DeviceTier &pool, NextTier &tier,
               const std::function<llvm::Error(int op, Resident &)> &compute,
-              int depth = 2, const RowsFn &rows = {});
+              int depth = 2, const RowsFn &rows = {},
+              const ReadyFn &ready = {});
 
 } // namespace saga
 

@@ -171,12 +171,31 @@ bool printKernelTraffic(Model &m, bool training) {
 bool selectDevice(Model &m, const RunOptions &options) {
   DeviceChoice choice;
   if (llvm::StringRef(options.device).starts_with("cuda:")) {
-    fail(llvm::createStringError(
-        "--device " + options.device +
-        ": runs on several devices are not built yet (NGra's ring is "
-        "planned: sagac --emit=chunked --devices N prints it); use --device "
-        "cuda for one"));
-    return false;
+    // cuda:0,1,2,3: these devices, destination intervals split over them.
+    std::vector<int> ordinals;
+    llvm::SmallVector<llvm::StringRef> names;
+    llvm::StringRef(options.device).drop_front(5).split(names, ',');
+    for (llvm::StringRef name : names) {
+      int ordinal = -1;
+      if (name.getAsInteger(10, ordinal) || ordinal < 0) {
+        fail(llvm::createStringError(
+            "--device " + options.device + ": '" + name.str() +
+            "' is not a device number (cuda:0,1,2,3 names devices 0 to 3)"));
+        return false;
+      }
+      ordinals.push_back(ordinal);
+    }
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = m.useCuda(ordinals)) {
+      fail(llvm::createStringError("--device " + options.device + ": " +
+                                   llvm::toString(std::move(e))));
+      return false;
+    }
+    llvm::outs() << "device: " << m.deviceName()
+                 << llvm::format(" (--device %s; kernels ready in %.1f ms)\n",
+                                 options.device.c_str(),
+                                 secondsSince(start) * 1e3);
+    return true;
   }
   if (!parseDeviceChoice(options.device, choice)) {
     fail(llvm::createStringError("--device: '" + options.device +

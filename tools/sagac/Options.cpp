@@ -75,8 +75,7 @@ CompileFlags::CompileFlags(Commands &c)
               cl::desc("With --emit=chunked: plan NGra's ring over N devices "
                        "(the schedule's saga.ring: each destination "
                        "interval's device, host loads and peer copies per "
-                       "propagation); runs on several devices are not built "
-                       "yet"),
+                       "propagation)"),
               cl::value_desc("N"), cl::init(1), cl::cat(c.category)),
       training("training",
                cl::desc("With --emit=plan|chunked|llvm: the training plan "
@@ -146,8 +145,9 @@ ExecutionFlags::ExecutionFlags(Commands &c)
       device("device",
              cl::desc("Where plans run: cuda, cpu, or auto (CUDA when a "
                       "driver and a device are present, else the CPU; says "
-                      "which and why)"),
-             cl::value_desc("auto|cpu|cuda"), cl::init("auto"), cl::sub(c.run),
+                      "which and why); cuda:0,1,2,3 splits a chunked run "
+                      "(--memory-budget, per device) over those devices"),
+             cl::value_desc("auto|cpu|cuda|cuda:N,..."), cl::init("auto"), cl::sub(c.run),
              cl::sub(c.train)),
       params("params",
              cl::desc("Parameter values (text; see docs/user-guide.md)"),

@@ -60,6 +60,16 @@ public:
   executeChunked(ModelOp model, const ExecutionContext &ctx,
                  const ChunkedOptions &options, ChunkedStats *stats);
 
+  /// The same run over this device and `others` (device 0 is this one):
+  /// each destination interval's steps on one device, reductions and
+  /// model-level steps on device 0, each device planning its own memory
+  /// under the budget (CudaDevicesExecutor.cpp). The results are the
+  /// one-device run's. `others` empty: executeChunked above.
+  llvm::Expected<std::vector<Tensor>>
+  executeChunked(ModelOp model, const ExecutionContext &ctx,
+                 const ChunkedOptions &options, ChunkedStats *stats,
+                 const std::vector<CudaBackend *> &others);
+
   struct Buffer {
     cuda::CUdeviceptr ptr = 0;
     int64_t bytes = 0;

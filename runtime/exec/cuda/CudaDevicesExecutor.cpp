@@ -1,0 +1,313 @@
+//===- CudaDevicesExecutor.cpp - one chunked run over several GPUs --------===//
+//
+// The chunked plan (the same saga.schedule a one-device run follows) over N
+// devices, NGra's split: destination interval j belongs to one device
+// (planRing's owners: contiguous runs of about equal in-edges), and every
+// step over interval j, or over a 2-D chunk (i, j), runs there; reductions
+// over rows (sums, weight gradients, losses) and model-level steps run on
+// device 0, in the plan's order, so that every sum keeps the one-device
+// order. The steps run in the plan's order, one at a time, each on its own
+// device's walker (CudaChunkedRun) with that device's pool, transfer engine
+// and memory plan: each device plans its own operators under its own budget
+// (support/DeviceSplit.h). What one device made and another reads goes
+// through host memory: exported after the maker's last touch, loaded by
+// the reader's transfer engine (a source interval read by chunks on every
+// device is exported once and loaded by each); model-level values made on
+// device 0 are copied to a device that reads them over their peer link.
+//
+// Results match the one-device run's bits (same kernels, same sums in the
+// same order). The devices do not yet work at the same time (the steps
+// take turns), and source intervals come from the host, not around the
+// ring (RingStream.h): this is the no-ring baseline's data flow.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/exec/cuda/CudaChunkedRun.h"
+
+#include "runtime/exec/cuda/PlanKernels.h"
+#include "support/DeviceSplit.h"
+#include "support/RingSchedule.h"
+
+#include "llvm/ADT/ScopeExit.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+using namespace mlir;
+using namespace saga;
+using cuda::CUdeviceptr;
+
+namespace {
+
+/// Host copies of what devices export, and the turn the steps take.
+struct Exchange {
+  std::mutex mutex;
+  std::condition_variable cv;
+  std::map<std::pair<int, int>, std::vector<char>> copies; // (tensor, op)
+  int next = 0;      // the step whose turn it is
+  bool failed = false;
+  std::string failure;
+  std::mutex inputs; // readInput of the caller's tensors, one at a time
+
+  bool has(int t, int op) {
+    std::lock_guard<std::mutex> lock(mutex);
+    return copies.count({t, op}) != 0;
+  }
+  void fail(std::string why) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failed)
+        failure = std::move(why);
+      failed = true;
+    }
+    cv.notify_all();
+  }
+  llvm::Error stopped() {
+    return llvm::createStringError("stopped: " + failure);
+  }
+};
+
+/// Whether a step runs on device 0 whatever its interval: a reduction over
+/// rows into a model-level value, a loss, or a model-level step.
+bool onFirstDevice(const PlanStep &step) {
+  return step.j < 0 || isa<SumRowsOp, LinearGradWeightOp, CrossEntropyOp,
+                           CrossEntropyGradOp, ReturnOp>(step.op);
+}
+
+} // namespace
+
+llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
+    ModelOp model, const ExecutionContext &ctx, const ChunkedOptions &options,
+    ChunkedStats *stats, const std::vector<CudaBackend *> &others) {
+  if (others.empty())
+    return executeChunked(model, ctx, options, stats);
+  const Graph &g = *ctx.graph;
+  if (!ctx.chunks && !ctx.chunkSource)
+    return llvm::createStringError("a chunked run needs a source of chunks");
+  std::vector<CudaBackend *> all{this};
+  all.insert(all.end(), others.begin(), others.end());
+  const int n = int(all.size());
+  ModuleOp module = model->getParentOfType<ModuleOp>();
+  for (CudaBackend *b : all)
+    if (!b->plans.count(module.getOperation()))
+      return llvm::createStringError(
+          "this plan's kernels were not compiled for " + b->describe());
+  ChunkedPlanCache local;
+  auto entry = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options,
+                             local, ctx.inputs);
+  if (!entry)
+    return entry.takeError();
+  const PlanMemory &pm = (*entry)->chunk.memory;
+  const int64_t parts = int64_t(pm.bounds.size()) - 1;
+
+  const int64_t room = (*entry)->chunk.room();
+  ChunkedPlanCache::Entry::OverDevices &over = (*entry)->overDevices[n];
+  if (over.plans.empty()) {
+    // Destination intervals by in-edges (the chunks' counts where known).
+    std::vector<int64_t> weights(static_cast<size_t>(parts), 0);
+    for (int64_t j = 0; j < parts; ++j)
+      for (int64_t i = 0; i < parts; ++i)
+        weights[size_t(j)] +=
+            pm.chunkEdges.empty()
+                ? pm.bounds[size_t(j) + 1] - pm.bounds[size_t(j)]
+                : pm.chunkEdges[size_t(i * parts + j)];
+    over.owner = planRing(n, weights).owner;
+    std::vector<int> deviceOf(pm.steps.size(), 0);
+    for (size_t k = 0; k < pm.steps.size(); ++k)
+      if (!onFirstDevice(pm.steps[k]))
+        deviceOf[k] = over.owner[size_t(pm.steps[k].j)];
+    over.split = splitByDevice(pm.problem, deviceOf, n);
+    if (!over.split.error.empty()) {
+      std::string why = over.split.error;
+      (*entry)->overDevices.erase(n);
+      return llvm::createStringError("splitting the plan over " +
+                                     std::to_string(n) + " devices: " + why);
+    }
+    for (int d = 0; d < n; ++d) {
+      DeviceProblem &dp = over.split.devices[size_t(d)];
+      dp.problem.budget = room;
+      over.plans.push_back(planExact(dp.problem, kPlanStates));
+      if (!over.plans.back().feasible) {
+        std::string why = over.plans.back().error;
+        (*entry)->overDevices.erase(n);
+        return llvm::createStringError(
+            "no memory plan on " + all[size_t(d)]->describe() + " (device " +
+            std::to_string(d) + " of the run): " + why);
+      }
+    }
+  }
+  const DeviceSplit &split = over.split;
+  const std::vector<MemoryPlan> &plans = over.plans;
+
+  ExecutionContext runCtx = ctx;
+  std::unique_ptr<ChunkReadAhead> ahead =
+      chunked::readAhead(model, runCtx, pm, options);
+  CudaChunkedRun::SmallValues smallValues;
+  ChunkedWalker::KeptRows kept;
+  std::vector<std::unique_ptr<CudaChunkedRun>> walkers;
+  for (CudaBackend *b : all) {
+    walkers.push_back(std::make_unique<CudaChunkedRun>(
+        *b, *b->plans.at(module.getOperation()), model, runCtx, pm));
+    walkers.back()->shareSmallValues(&smallValues);
+    walkers.back()->shareKeptRows(&kept);
+  }
+  // Peer access from every device to device 0 (model-level values).
+  for (int d = 1; d < n; ++d)
+    if (auto e = all[size_t(d)]->device->enablePeerAccess(*all[0]->device))
+      return std::move(e);
+
+  Exchange ex;
+  const RowsFn globalRows = chunked::chunkRows(runCtx, pm);
+  std::vector<llvm::Expected<PlanRunStats>> ran;
+  for (int d = 0; d < n; ++d)
+    ran.emplace_back(PlanRunStats());
+  auto runDevice = [&](int d) {
+    const DeviceProblem &dp = split.devices[size_t(d)];
+    cuda::CudaDevice &dev = *all[size_t(d)]->device;
+    CudaChunkedRun &walker = *walkers[size_t(d)];
+    std::unique_ptr<NextTier> own = NextTier::inMemory();
+    chunked::InputTier inputs(
+        *own, [&](int t) { return dp.problem.tensors[size_t(t)].input; },
+        [&](int t, void *to, int64_t bytes,
+            const RowSelection *rows) -> llvm::Expected<int64_t> {
+          const int global = dp.globalTensor[size_t(t)];
+          const int after = dp.exportedAfter[size_t(t)];
+          if (after < 0) {
+            std::lock_guard<std::mutex> lock(ex.inputs);
+            return chunked::readInput(model, ctx, pm, global, to, bytes, rows);
+          }
+          std::unique_lock<std::mutex> lock(ex.mutex);
+          ex.cv.wait(lock, [&] {
+            return ex.failed || ex.copies.count({global, after});
+          });
+          if (ex.failed)
+            return ex.stopped();
+          const std::vector<char> &copy = ex.copies.at({global, after});
+          if (int64_t(copy.size()) != bytes)
+            return llvm::createStringError(
+                "device " + std::to_string(d) + ": " +
+                pm.problem.tensors[size_t(global)].name + " was exported as " +
+                std::to_string(copy.size()) + " bytes, " +
+                std::to_string(bytes) + " expected");
+          if (rows) {
+            copyRows(to, copy.data(), *rows);
+            return rows->bytes();
+          }
+          std::memcpy(to, copy.data(), size_t(bytes));
+          return bytes;
+        });
+    cuda::StagedTier staged(inputs, dev);
+    cuda::CudaTier pool(dev, room);
+    auto compute = [&](int localOp, Resident &r) -> llvm::Error {
+      const int k = dp.globalOp[size_t(localOp)];
+      {
+        std::unique_lock<std::mutex> lock(ex.mutex);
+        ex.cv.wait(lock, [&] { return ex.failed || ex.next == k; });
+        if (ex.failed)
+          return ex.stopped();
+      }
+      Resident view;
+      for (auto &[t, buffer] : r)
+        view[dp.globalTensor[size_t(t)]] = buffer;
+      llvm::Error e = walker.compute(k, view);
+      if (!e) {
+        walker.noteSmallWrites(k);
+        for (int t : split.exportsAfter[size_t(k)]) {
+          const DeviceBuffer &b = view.at(t);
+          std::vector<char> copy(size_t(b.bytes));
+          if ((e = dev.download(copy.data(), CUdeviceptr(uintptr_t(b.data)),
+                                b.bytes)))
+            break;
+          std::lock_guard<std::mutex> lock(ex.mutex);
+          ex.copies[{t, k}] = std::move(copy);
+        }
+      }
+      if (e) {
+        std::string why = "device " + std::to_string(d) + " (" +
+                          dev.describe() + "), step " + std::to_string(k) +
+                          " (" + pm.problem.ops[size_t(k)].name +
+                          "): " + llvm::toString(std::move(e));
+        ex.fail(why);
+        return llvm::createStringError(why);
+      }
+      {
+        std::lock_guard<std::mutex> lock(ex.mutex);
+        ex.next = k + 1;
+      }
+      ex.cv.notify_all();
+      return llvm::Error::success();
+    };
+    RowsFn rows = [&](int localOp, int t) {
+      return globalRows(dp.globalOp[size_t(localOp)],
+                        dp.globalTensor[size_t(t)]);
+    };
+    ReadyFn ready = [&](int t) {
+      const int after = dp.exportedAfter[size_t(t)];
+      return after < 0 || ex.has(dp.globalTensor[size_t(t)], after);
+    };
+    ran[size_t(d)] = runMemoryPlan(dp.problem, plans[size_t(d)], pool, staged,
+                                   compute, kPrefetchDepth, rows, ready);
+    if (!ran[size_t(d)]) {
+      // The first failure is the run's: a step's names its device and
+      // step; one outside a step (a load, the device tier) its device. The
+      // other devices stop at their next step.
+      std::string why = llvm::toString(ran[size_t(d)].takeError());
+      bool first;
+      {
+        std::lock_guard<std::mutex> lock(ex.mutex);
+        first = !ex.failed;
+      }
+      if (first)
+        ex.fail("device " + std::to_string(d) + " (" + dev.describe() +
+                "): " + why);
+      ran[size_t(d)] = PlanRunStats();
+    }
+  };
+  {
+    std::vector<std::thread> threads;
+    for (int d = 1; d < n; ++d)
+      threads.emplace_back(runDevice, d);
+    runDevice(0);
+    for (std::thread &t : threads)
+      t.join();
+  }
+  if (ex.failed)
+    return llvm::createStringError(ex.failure);
+  for (CudaBackend *b : all)
+    if (auto e = b->device->synchronize())
+      return std::move(e);
+  if (ctx.intervalsUsed)
+    *ctx.intervalsUsed = 1;
+  chunked::noteReadAhead(ahead.get(), stats);
+  if (stats) {
+    stats->intervals = parts;
+    stats->emptyChunks = pm.emptyChunks();
+    stats->group = pm.group;
+    stats->minimumBytes = (*entry)->chunk.minimum;
+    stats->edgesSplit = pm.edgesSplit();
+    stats->pinnedBytes = pm.pinnedBytes;
+    stats->method = plans[0].method;
+    stats->devices = n;
+    for (int d = 0; d < n; ++d) {
+      const PlanRunStats &r = *ran[size_t(d)];
+      stats->plannedBytes += plans[size_t(d)].bytesMoved();
+      stats->run.transfers.loads += r.transfers.loads;
+      stats->run.transfers.stores += r.transfers.stores;
+      stats->run.transfers.bytesLoaded += r.transfers.bytesLoaded;
+      stats->run.transfers.bytesStored += r.transfers.bytesStored;
+      stats->run.poolPeak = std::max(stats->run.poolPeak, r.poolPeak);
+      stats->run.computeSeconds += r.computeSeconds;
+      stats->run.seconds = std::max(stats->run.seconds, r.seconds);
+      stats->csrBytesUploaded += walkers[size_t(d)]->csrBytes();
+      stats->csrEdgesUploaded += walkers[size_t(d)]->csrEdges();
+      stats->deviceOutsideBytes += walkers[size_t(d)]->outsideBytes();
+    }
+    for (const auto &list : split.exportsAfter)
+      for (int t : list)
+        stats->exportedBytes += pm.problem.tensors[size_t(t)].bytes;
+  }
+  return walkers[0]->takeResults();
+}

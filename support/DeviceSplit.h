@@ -1,0 +1,54 @@
+//===- DeviceSplit.h - a memory problem's operators over devices -*- C++ -*-===//
+//
+// One chunked run on several devices: the plan's operators keep their
+// order (the run takes them in turn), each on the device given for it, and
+// each device plans its own memory (ROC's planner, its own budget) over
+// the operators it runs. A tensor the device touches is, on that device, a
+// run of versions: a new version begins wherever the device touches the
+// tensor after another device did. A version that starts by reading (or
+// updating) the tensor is an input of the device's problem: the first
+// version of a graph input or parameter no device has changed reads it from
+// where it lives; any other reads the copy the previous device exported
+// after its last touch (`exportsAfter`). A version that starts by writing
+// is made on the device.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef SAGA_SUPPORT_DEVICESPLIT_H
+#define SAGA_SUPPORT_DEVICESPLIT_H
+
+#include "support/MemoryPlanner.h"
+
+#include <string>
+#include <vector>
+
+namespace saga {
+
+struct DeviceProblem {
+  MemoryProblem problem;         // budget left 0: the caller's to set
+  std::vector<int> globalOp;     // per local operator
+  std::vector<int> globalTensor; // per local tensor
+  /// Per local tensor: the global operator after which the version it
+  /// reads was exported by another device, or -1 (made here, or read from
+  /// where a graph input or parameter lives).
+  std::vector<int> exportedAfter;
+};
+
+struct DeviceSplit {
+  std::vector<int> deviceOf;    // per global operator
+  std::vector<DeviceProblem> devices;
+  /// Per global operator: the global tensors its device exports after it
+  /// (for another device's next version).
+  std::vector<std::vector<int>> exportsAfter;
+  /// Empty, or why the split is not possible (a tensor read before any
+  /// operator writes it that is not an input).
+  std::string error;
+};
+
+/// Splits `p` over `devices` devices, operator k running on deviceOf[k].
+DeviceSplit splitByDevice(const MemoryProblem &p,
+                          const std::vector<int> &deviceOf, int devices);
+
+} // namespace saga
+
+#endif // SAGA_SUPPORT_DEVICESPLIT_H
