@@ -166,7 +166,7 @@ llvm::Expected<ChunkPlan> saga::planChunked(ModelOp model, GraphSize graph,
                         : planMemoryProblem(model, graph, kPinBelow, parts,
                                             group, interleave);
     pm.problem.budget = planned;
-    MemoryPlan plan = planExact(pm.problem, /*maxStates=*/1 << 18);
+    MemoryPlan plan = planExact(pm.problem, kPlanStates);
     if (plan.feasible &&
         (!found || plan.bytesMoved() * 100 <= fewest * 101)) {
       fewest = found ? std::min(fewest, plan.bytesMoved()) : plan.bytesMoved();

@@ -33,6 +33,8 @@ class ScheduleOp;
 constexpr int64_t kPinBelow = 1 << 20;
 /// How many steps ahead a load may start (double buffering and one more).
 constexpr int kPrefetchDepth = 2;
+/// The exact planner's states before it falls back (MemoryPlanner.h).
+constexpr size_t kPlanStates = size_t(1) << 18;
 
 struct ChunkPlan {
   PlanMemory memory; // the interval problem; its budget is the plan's share
