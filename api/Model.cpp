@@ -604,7 +604,8 @@ Model::run(ModelOp plan, const KernelDevice &kernels,
                     options.chunkGroup,   options.scratch,
                     options.directIO,     impl->chunkedPlans.get(),
                     options.chunkReadAhead, options.chunkProgress,
-                    options.selectiveLoading, options.interleaveRows};
+                    options.selectiveLoading, options.interleaveRows,
+                    options.peerHandoffs};
   if (!impl->cudaPeers.empty() && options.memoryBudget <= 0)
     return llvm::createStringError(
         "a run on " + std::to_string(impl->cudaPeers.size() + 1) +

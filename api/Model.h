@@ -131,6 +131,9 @@ struct ForwardOptions {
   /// (ChunkedOptions::interleave); false runs each over every interval
   /// before the next. Same results bit for bit.
   bool interleaveRows = true;
+  /// On several CUDA devices (useCuda with ordinals): a device hands what
+  /// the next reads over their peer link; false: through host memory.
+  bool peerHandoffs = true;
   /// Under a budget: called after each step of the chunked schedule with
   /// the steps done and their count (ChunkedOptions::progress).
   std::function<void(int64_t done, int64_t steps)> chunkProgress;

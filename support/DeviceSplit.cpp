@@ -37,14 +37,16 @@ DeviceSplit saga::splitByDevice(const MemoryProblem &p,
       int exported = -1;
       if (!reads) {
         v.input = false;
-      } else if (v.input && !changed[size_t(t)]) {
+      } else if (v.input && lastOp[size_t(t)] < 0) {
         // Where the graph input or parameter lives.
       } else if (lastOp[size_t(t)] >= 0) {
         v.input = true;
         exported = lastOp[size_t(t)];
         auto &list = s.exportsAfter[size_t(exported)];
-        if (std::find(list.begin(), list.end(), t) == list.end())
-          list.push_back(t);
+        auto it = std::find_if(list.begin(), list.end(),
+                               [&](const Handover &h) { return h.tensor == t; });
+        if (it == list.end())
+          list.push_back({t, !changed[size_t(t)], -1});
       } else {
         s.error = "tensor " + v.name + " is read by operator " +
                   std::to_string(k) + " (" + op.name +
@@ -55,6 +57,7 @@ DeviceSplit saga::splitByDevice(const MemoryProblem &p,
       dp.problem.tensors.push_back(std::move(v));
       dp.globalTensor.push_back(t);
       dp.exportedAfter.push_back(exported);
+      dp.lastOp.push_back(int(k));
       return id;
     };
     PlanOperator lop;
@@ -79,6 +82,9 @@ DeviceSplit saga::splitByDevice(const MemoryProblem &p,
     }
     for (auto [t, bytes] : op.partialReads)
       lop.partialReads.push_back({local[size_t(d)][size_t(t)], bytes});
+    for (const auto *list : {&lop.reads, &lop.writes, &lop.updates})
+      for (int id : *list)
+        dp.lastOp[size_t(id)] = int(k);
     dp.problem.ops.push_back(std::move(lop));
     dp.globalOp.push_back(int(k));
     for (const auto *list : {&op.reads, &op.writes, &op.updates})
@@ -90,5 +96,15 @@ DeviceSplit saga::splitByDevice(const MemoryProblem &p,
       for (int t : *list)
         changed[size_t(t)] = 1;
   }
+  // Each handover lasts to the last operator of the versions reading it.
+  for (const DeviceProblem &dp : s.devices)
+    for (size_t id = 0; id < dp.globalTensor.size(); ++id) {
+      const int after = dp.exportedAfter[id];
+      if (after < 0)
+        continue;
+      for (Handover &h : s.exportsAfter[size_t(after)])
+        if (h.tensor == dp.globalTensor[id])
+          h.lastReader = std::max(h.lastReader, dp.lastOp[id]);
+    }
   return s;
 }

@@ -92,6 +92,9 @@ struct ChunkedOptions {
   /// Chains of row-local ops run interval by interval (planMemoryProblem);
   /// false: op-major, each op over every interval before the next.
   bool interleave = true;
+  /// On several devices: a device hands what the next one reads over their
+  /// peer link (NGra's ring); false: through host memory (the baseline).
+  bool peerHandoffs = true;
 };
 
 

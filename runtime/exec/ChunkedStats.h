@@ -32,9 +32,12 @@ struct ChunkedStats {
   /// loaded whole.
   int64_t rowLoads = 0, rowLoadBytes = 0, rowLoadWholeBytes = 0;
   PlanRunStats run;         // what moved, stalls, the pool's peak
-  /// Devices the run used, and the bytes they handed each other through
-  /// host memory (CudaDevicesExecutor.cpp).
-  int64_t devices = 1, exportedBytes = 0;
+  /// Devices the run used (CudaDevicesExecutor.cpp); the bytes they read
+  /// of what another device handed over, over peer links and through host
+  /// memory, and the bytes of graph inputs and parameters they read from
+  /// where these live.
+  int64_t devices = 1, handoffPeerBytes = 0, handoffHostBytes = 0,
+          sourceBytes = 0;
   /// The chunks' CSR sent to a device as kernels over edges ran (CUDA: a
   /// graph held in host memory streams each chunk's rows up; 0 on the CPU),
   /// and the edges in it: each kernel over edges sends every edge once.

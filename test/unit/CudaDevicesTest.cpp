@@ -64,6 +64,25 @@ const Graph &smallHub(bool selfLoops) {
   return *slot;
 }
 
+/// 800 vertices, 4000 uniform random edges: at 4 intervals every 2-D chunk
+/// holds edges, so every device reads every source interval.
+const Graph &uniform(bool selfLoops) {
+  static std::unique_ptr<Graph> built[2];
+  std::unique_ptr<Graph> &slot = built[selfLoops];
+  if (!slot) {
+    Rng rng(2027);
+    EdgeList e;
+    e.numVertices = 800;
+    for (int i = 0; i < 4000; ++i) {
+      e.src.push_back(int32_t(rng.below(800)));
+      e.dst.push_back(int32_t(rng.below(800)));
+    }
+    slot = std::make_unique<Graph>(
+        Graph::build(e.numVertices, e.src, e.dst, selfLoops));
+  }
+  return *slot;
+}
+
 /// w -= 0.5 * dw for every parameter.
 void sgd(Model &m, const TrainStepResult &step) {
   for (const auto &[name, grad] : step.gradients) {
@@ -137,7 +156,7 @@ TEST_P(CudaDevices, SameBitsAsOneDevice) {
                      "step 2: d loss / d " + want2->gradients[i].first);
     // Each device within its budget; the devices hand values over.
     EXPECT_LE(got2->chunked.run.poolPeak, fo.memoryBudget);
-    EXPECT_GT(got2->chunked.exportedBytes, 0);
+    EXPECT_GT(got2->chunked.handoffPeerBytes, 0);
   }
 }
 
@@ -151,3 +170,69 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = info.param;
       return name.substr(0, name.find('.'));
     });
+
+// NGra's ring in the run: a propagation whose messages are the input's
+// rows as they are (the features live in host memory, and chunks on every
+// device read every source interval of them). With peer handoffs the host
+// sends each interval once and the devices pass it on; without, each
+// device reads each interval from the host: four times the bytes. What the
+// devices make and hand each other goes over peer links, or through the
+// host without them.
+TEST(CudaDevicesRing, HostSendsEachSourceIntervalOnce) {
+  if (!useStandIn())
+    GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
+  const char *source = R"saga(
+graph {
+  vertex x: f32[64];
+  vertex label: class[4];
+}
+layer Sum() {
+  scatter(v)         { h = v.h; }
+  gather(sum);
+  apply_vertex(v, a) { return a; }
+}
+layer Linear(in: int, out: int) {
+  param W: f32[in, out] = glorot;
+  apply_vertex(v, a) { return v.h @ W; }
+}
+model Ring {
+  h = Sum()(x);
+  out = Linear(64, 4)(h);
+  loss = cross_entropy(out, label);
+}
+)saga";
+  CompileOptions co;
+  co.training = true;
+  co.threads = 2;
+  auto compiled = Model::compileSource(source, "ring.saga", co);
+  ASSERT_TRUE(bool(compiled)) << errorText(compiled.takeError());
+  std::unique_ptr<Model> m = std::move(*compiled);
+  ASSERT_EQ(errorText(m->useCuda({0, 1, 2, 3})), "");
+  const Graph &g = uniform(m->selfLoops());
+  bindInputs(*m, g, "uniform", "ring/cuda-devices-ring");
+  ForwardOptions ring;
+  ring.memoryBudget = 1 << 20;
+  ring.intervals = 4;
+  ring.selectiveLoading = false; // whole source intervals
+  ForwardOptions host = ring;
+  host.peerHandoffs = false;
+  auto a = m->forward(ring);
+  ASSERT_TRUE(bool(a)) << errorText(a.takeError());
+  auto b = m->forward(host);
+  ASSERT_TRUE(bool(b)) << errorText(b.takeError());
+  EXPECT_TRUE(sameBits(a->prediction, b->prediction));
+  const ChunkedStats &r = a->chunked, &h = b->chunked;
+  ASSERT_EQ(r.intervals, 4);
+  const int64_t x = 800 * 64 * 4, labels = 800 * 4;
+  // The host sends the features once with the ring, to every device
+  // without: N times the bytes. (The labels: once, to device 0's loss.)
+  EXPECT_EQ(r.sourceBytes, x + labels);
+  EXPECT_EQ(h.sourceBytes, 4 * x + labels);
+  // The ring passes each interval on to the three other devices; what the
+  // devices make and hand over (the logits' intervals, to device 0's loss)
+  // goes over peer links with it and through the host without.
+  EXPECT_EQ(r.handoffHostBytes, 0);
+  EXPECT_EQ(h.handoffPeerBytes, 0);
+  EXPECT_GT(h.handoffHostBytes, 0);
+  EXPECT_EQ(r.handoffPeerBytes, 3 * x + h.handoffHostBytes);
+}

@@ -457,6 +457,13 @@ void printChunked(const ChunkedStats &c, int64_t budget) {
         "held outside the plan (loss terms, partial sums, small values)\n",
         mib(double(c.csrBytesUploaded)), (long long)c.csrEdgesUploaded,
         mib(double(c.deviceOutsideBytes)));
+  if (c.devices > 1)
+    llvm::outs() << llvm::format(
+        "%lld devices: graph inputs and parameters read from the host %.1f "
+        "MiB; values handed to another device %.1f MiB over peer links, "
+        "%.1f MiB through host memory\n",
+        (long long)c.devices, mib(double(c.sourceBytes)),
+        mib(double(c.handoffPeerBytes)), mib(double(c.handoffHostBytes)));
   if (c.rowLoads)
     llvm::outs() << llvm::format(
         "selective loading: %lld loads of only the rows a chunk reads, %.1f "

@@ -81,6 +81,7 @@ const DriverApi *DriverApi::load(std::string &why) {
   bind(lib, api->hostFree, {"cuMemFreeHost"}, missing);
   bind(lib, api->copyToDevice, {"cuMemcpyHtoDAsync_v2"}, missing);
   bind(lib, api->copyToHost, {"cuMemcpyDtoHAsync_v2"}, missing);
+  bind(lib, api->copyOnDevice, {"cuMemcpyDtoDAsync_v2"}, missing);
   bind(lib, api->set32, {"cuMemsetD32Async"}, missing);
   bind(lib, api->streamCreate, {"cuStreamCreate"}, missing);
   bind(lib, api->streamDestroy, {"cuStreamDestroy_v2"}, missing);

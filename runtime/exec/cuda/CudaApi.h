@@ -56,6 +56,7 @@ struct DriverApi {
   CUresult (*hostFree)(void *);
   CUresult (*copyToDevice)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*copyToHost)(void *, CUdeviceptr, size_t, CUstream);
+  CUresult (*copyOnDevice)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*set32)(CUdeviceptr, unsigned, size_t, CUstream);
   CUresult (*streamCreate)(CUstream *, unsigned);
   CUresult (*streamDestroy)(CUstream);

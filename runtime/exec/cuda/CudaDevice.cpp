@@ -239,6 +239,16 @@ llvm::Error CudaDevice::copyFromPeer(CUdeviceptr to, CudaDevice &peer,
                     "cuStreamWaitEvent");
 }
 
+llvm::Error CudaDevice::copyWithin(CUdeviceptr to, CUdeviceptr from,
+                                   int64_t bytes) {
+  if (bytes == 0)
+    return llvm::Error::success();
+  if (auto e = bind())
+    return e;
+  return api->check(api->copyOnDevice(to, from, size_t(bytes), compute),
+                    "cuMemcpyDtoDAsync on " + name);
+}
+
 llvm::Error CudaDevice::upload(CUdeviceptr to, const void *from,
                                int64_t bytes) {
   std::lock_guard<std::mutex> lock(transferMutex);

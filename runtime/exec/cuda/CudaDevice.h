@@ -103,6 +103,9 @@ public:
   llvm::Error copyFromPeer(CUdeviceptr to, CudaDevice &peer, CUdeviceptr from,
                            int64_t bytes, const std::string &what);
   int ordinal() const { return device; }
+  /// `bytes` from `from` to `to`, both on this device, on the compute
+  /// stream (after the kernels queued so far).
+  llvm::Error copyWithin(CUdeviceptr to, CUdeviceptr from, int64_t bytes);
   /// `count` 32-bit words of `value` at `to`, on the compute stream.
   llvm::Error fill32(CUdeviceptr to, uint32_t value, int64_t count);
 

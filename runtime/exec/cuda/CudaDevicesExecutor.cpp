@@ -42,11 +42,25 @@ using cuda::CUdeviceptr;
 
 namespace {
 
-/// Host copies of what devices export, and the turn the steps take.
+/// A tensor one device hands to the next to touch it: a copy in a slot
+/// of the maker's device memory (read over the peer link), a copy in host
+/// memory, or, for a graph input no device changed, where it lives.
+struct Handoff {
+  enum Kind { Peer, Host, Source } kind = Host;
+  int device = -1;
+  CUdeviceptr slot = 0;
+  std::vector<char> host;
+};
+
+/// The handoffs, and the turn the steps take.
 struct Exchange {
   std::mutex mutex;
   std::condition_variable cv;
-  std::map<std::pair<int, int>, std::vector<char>> copies; // (tensor, op)
+  std::map<std::pair<int, int>, Handoff> handoffs; // (tensor, after op)
+  /// Handoffs to free after a step (their readers' last).
+  std::map<int, std::vector<std::pair<int, int>>> freeAfter;
+  std::vector<int> slotsHeld; // per device
+  int64_t peerBytes = 0, hostBytes = 0, sourceBytes = 0; // read by devices
   int next = 0;      // the step whose turn it is
   bool failed = false;
   std::string failure;
@@ -54,7 +68,13 @@ struct Exchange {
 
   bool has(int t, int op) {
     std::lock_guard<std::mutex> lock(mutex);
-    return copies.count({t, op}) != 0;
+    return handoffs.count({t, op}) != 0;
+  }
+  /// The handoff, once published; null when the run failed.
+  const Handoff *wait(int t, int op) {
+    std::unique_lock<std::mutex> lock(mutex);
+    cv.wait(lock, [&] { return failed || handoffs.count({t, op}); });
+    return failed ? nullptr : &handoffs.at({t, op});
   }
   void fail(std::string why) {
     {
@@ -68,6 +88,64 @@ struct Exchange {
   llvm::Error stopped() {
     return llvm::createStringError("stopped: " + failure);
   }
+};
+
+/// Handoffs held in device memory per device at most (more go through
+/// host memory).
+constexpr int kSlotsPerDevice = 4;
+
+/// The next tier of one device of the run: versions handed over in a
+/// peer's memory are copied from there (NGra's peer link); everything else
+/// goes through host memory as on one device (`staged`).
+class HandoffTier final : public NextTier {
+public:
+  HandoffTier(NextTier &staged, const DeviceProblem &dp, Exchange &ex,
+              cuda::CudaDevice &dev,
+              const std::vector<CudaBackend *> &all)
+      : staged(staged), dp(dp), ex(ex), dev(dev), all(all) {}
+  llvm::Error write(int key, const void *data, int64_t bytes) override {
+    return staged.write(key, data, bytes);
+  }
+  llvm::Error read(int key, void *data, int64_t bytes) override {
+    auto peer = fromPeer(key, data, bytes);
+    if (!peer)
+      return peer.takeError();
+    return *peer ? llvm::Error::success() : staged.read(key, data, bytes);
+  }
+  llvm::Expected<int64_t> readRows(int key, void *data, int64_t bytes,
+                                   const RowSelection &rows) override {
+    auto peer = fromPeer(key, data, bytes); // (the whole piece)
+    if (!peer)
+      return peer.takeError();
+    return *peer ? bytes : staged.readRows(key, data, bytes, rows);
+  }
+  int64_t bytesHeld() const override { return staged.bytesHeld(); }
+  std::string describe() const override { return staged.describe(); }
+
+private:
+  /// Copies a version handed over in a peer's memory; false for others.
+  llvm::Expected<bool> fromPeer(int key, void *data, int64_t bytes) {
+    const int after = dp.exportedAfter[size_t(key)];
+    if (after < 0 || !dp.problem.tensors[size_t(key)].input)
+      return false;
+    const Handoff *h = ex.wait(dp.globalTensor[size_t(key)], after);
+    if (!h)
+      return ex.stopped();
+    if (h->kind != Handoff::Peer)
+      return false;
+    if (auto e = dev.copyFromPeer(CUdeviceptr(uintptr_t(data)),
+                                  all[size_t(h->device)]->cudaDevice(), h->slot,
+                                  bytes, dp.problem.tensors[size_t(key)].name))
+      return std::move(e);
+    std::lock_guard<std::mutex> lock(ex.mutex);
+    ex.peerBytes += bytes;
+    return true;
+  }
+  NextTier &staged;
+  const DeviceProblem &dp;
+  Exchange &ex;
+  cuda::CudaDevice &dev;
+  const std::vector<CudaBackend *> &all;
 };
 
 /// Whether a step runs on device 0 whatever its interval: a reduction over
@@ -160,6 +238,74 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       return std::move(e);
 
   Exchange ex;
+  ex.slotsHeld.assign(size_t(n), 0);
+  // After step k on device d: what it hands over, into a slot of its memory
+  // (read over the peer link) while it holds fewer than kSlotsPerDevice,
+  // else a graph input no device changed from where it lives, else a copy
+  // in host memory.
+  auto handOver = [&](int d, int k, Resident &view) -> llvm::Error {
+    cuda::CudaDevice &dev = all[size_t(d)]->cudaDevice();
+    for (const Handover &h : split.exportsAfter[size_t(k)]) {
+      const DeviceBuffer &b = view.at(h.tensor);
+      Handoff ho;
+      bool room;
+      {
+        std::lock_guard<std::mutex> lock(ex.mutex);
+        room = options.peerHandoffs && ex.slotsHeld[size_t(d)] < kSlotsPerDevice;
+      }
+      if (room) {
+        auto slot = dev.allocate(b.bytes, "a handover to another device");
+        if (slot) {
+          if (auto e = dev.copyWithin(*slot, CUdeviceptr(uintptr_t(b.data)),
+                                      b.bytes))
+            return e;
+          ho.kind = Handoff::Peer;
+          ho.device = d;
+          ho.slot = *slot;
+        } else {
+          llvm::consumeError(slot.takeError()); // through the host instead
+          room = false;
+        }
+      }
+      if (!room && h.unchanged) {
+        ho.kind = Handoff::Source;
+      } else if (!room) {
+        ho.kind = Handoff::Host;
+        ho.host.resize(size_t(b.bytes));
+        if (auto e = dev.download(ho.host.data(),
+                                  CUdeviceptr(uintptr_t(b.data)), b.bytes))
+          return e;
+      }
+      {
+        std::lock_guard<std::mutex> lock(ex.mutex);
+        if (ho.kind == Handoff::Peer)
+          ++ex.slotsHeld[size_t(d)];
+        ex.freeAfter[h.lastReader].push_back({h.tensor, k});
+        ex.handoffs[{h.tensor, k}] = std::move(ho);
+      }
+      ex.cv.notify_all();
+    }
+    return llvm::Error::success();
+  };
+  // After step k: the handoffs whose last reader it was.
+  auto freeHandoffs = [&](int k) -> llvm::Error {
+    std::lock_guard<std::mutex> lock(ex.mutex);
+    auto it = ex.freeAfter.find(k);
+    if (it == ex.freeAfter.end())
+      return llvm::Error::success();
+    for (const auto &key : it->second) {
+      Handoff &h = ex.handoffs.at(key);
+      if (h.kind == Handoff::Peer) {
+        // (Stream order: the maker's later work waits for the copies.)
+        all[size_t(h.device)]->cudaDevice().release(h.slot);
+        --ex.slotsHeld[size_t(h.device)];
+        h.slot = 0;
+      }
+      h.host = std::vector<char>();
+    }
+    ex.freeAfter.erase(it);
+    return llvm::Error::success();
+  };
   const RowsFn globalRows = chunked::chunkRows(runCtx, pm);
   std::vector<llvm::Expected<PlanRunStats>> ran;
   for (int d = 0; d < n; ++d)
@@ -169,37 +315,48 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
     cuda::CudaDevice &dev = *all[size_t(d)]->device;
     CudaChunkedRun &walker = *walkers[size_t(d)];
     std::unique_ptr<NextTier> own = NextTier::inMemory();
+    auto fromSource = [&](int global, void *to, int64_t bytes,
+                          const RowSelection *rows) -> llvm::Expected<int64_t> {
+      std::lock_guard<std::mutex> lock(ex.inputs);
+      auto moved = chunked::readInput(model, ctx, pm, global, to, bytes, rows);
+      if (moved) {
+        std::lock_guard<std::mutex> count(ex.mutex);
+        ex.sourceBytes += *moved;
+      }
+      return moved;
+    };
     chunked::InputTier inputs(
         *own, [&](int t) { return dp.problem.tensors[size_t(t)].input; },
         [&](int t, void *to, int64_t bytes,
             const RowSelection *rows) -> llvm::Expected<int64_t> {
           const int global = dp.globalTensor[size_t(t)];
           const int after = dp.exportedAfter[size_t(t)];
-          if (after < 0) {
-            std::lock_guard<std::mutex> lock(ex.inputs);
-            return chunked::readInput(model, ctx, pm, global, to, bytes, rows);
-          }
-          std::unique_lock<std::mutex> lock(ex.mutex);
-          ex.cv.wait(lock, [&] {
-            return ex.failed || ex.copies.count({global, after});
-          });
-          if (ex.failed)
+          if (after < 0)
+            return fromSource(global, to, bytes, rows);
+          const Handoff *h = ex.wait(global, after);
+          if (!h)
             return ex.stopped();
-          const std::vector<char> &copy = ex.copies.at({global, after});
-          if (int64_t(copy.size()) != bytes)
+          if (h->kind == Handoff::Source)
+            return fromSource(global, to, bytes, rows);
+          if (int64_t(h->host.size()) != bytes)
             return llvm::createStringError(
                 "device " + std::to_string(d) + ": " +
-                pm.problem.tensors[size_t(global)].name + " was exported as " +
-                std::to_string(copy.size()) + " bytes, " +
-                std::to_string(bytes) + " expected");
+                pm.problem.tensors[size_t(global)].name +
+                " was handed over as " + std::to_string(h->host.size()) +
+                " bytes, " + std::to_string(bytes) + " expected");
+          int64_t moved = bytes;
           if (rows) {
-            copyRows(to, copy.data(), *rows);
-            return rows->bytes();
+            copyRows(to, h->host.data(), *rows);
+            moved = rows->bytes();
+          } else {
+            std::memcpy(to, h->host.data(), size_t(bytes));
           }
-          std::memcpy(to, copy.data(), size_t(bytes));
-          return bytes;
+          std::lock_guard<std::mutex> lock(ex.mutex);
+          ex.hostBytes += moved;
+          return moved;
         });
     cuda::StagedTier staged(inputs, dev);
+    HandoffTier handoffs(staged, dp, ex, dev, all);
     cuda::CudaTier pool(dev, room);
     auto compute = [&](int localOp, Resident &r) -> llvm::Error {
       const int k = dp.globalOp[size_t(localOp)];
@@ -215,16 +372,10 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       llvm::Error e = walker.compute(k, view);
       if (!e) {
         walker.noteSmallWrites(k);
-        for (int t : split.exportsAfter[size_t(k)]) {
-          const DeviceBuffer &b = view.at(t);
-          std::vector<char> copy(size_t(b.bytes));
-          if ((e = dev.download(copy.data(), CUdeviceptr(uintptr_t(b.data)),
-                                b.bytes)))
-            break;
-          std::lock_guard<std::mutex> lock(ex.mutex);
-          ex.copies[{t, k}] = std::move(copy);
-        }
+        e = handOver(d, k, view);
       }
+      if (!e)
+        e = freeHandoffs(k);
       if (e) {
         std::string why = "device " + std::to_string(d) + " (" +
                           dev.describe() + "), step " + std::to_string(k) +
@@ -248,8 +399,9 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       const int after = dp.exportedAfter[size_t(t)];
       return after < 0 || ex.has(dp.globalTensor[size_t(t)], after);
     };
-    ran[size_t(d)] = runMemoryPlan(dp.problem, plans[size_t(d)], pool, staged,
-                                   compute, kPrefetchDepth, rows, ready);
+    ran[size_t(d)] = runMemoryPlan(dp.problem, plans[size_t(d)], pool,
+                                   handoffs, compute, kPrefetchDepth, rows,
+                                   ready);
     if (!ran[size_t(d)]) {
       // The first failure is the run's: a step's names its device and
       // step; one outside a step (a load, the device tier) its device. The
@@ -305,9 +457,9 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       stats->csrEdgesUploaded += walkers[size_t(d)]->csrEdges();
       stats->deviceOutsideBytes += walkers[size_t(d)]->outsideBytes();
     }
-    for (const auto &list : split.exportsAfter)
-      for (int t : list)
-        stats->exportedBytes += pm.problem.tensors[size_t(t)].bytes;
+    stats->handoffPeerBytes = ex.peerBytes;
+    stats->handoffHostBytes = ex.hostBytes;
+    stats->sourceBytes = ex.sourceBytes;
   }
   return walkers[0]->takeResults();
 }
