@@ -69,6 +69,9 @@ llvm::Error ChunkedWalker::compute(int k, Resident &r) {
     auto rows = hostBytes(res, step.j, r, first * w * 4, count * w * 4, piece);
     if (!rows)
       return rows.takeError();
+    std::unique_lock<std::mutex> lock;
+    if (keptMutex)
+      lock = std::unique_lock<std::mutex>(*keptMutex);
     chunked::keepRows(*kept, res, g.numVertices, w, first, count, *rows,
                       ctx.vertexOutputs == Outputs::Argmax &&
                           dtypeOf(res.getType()) == DType::F32);

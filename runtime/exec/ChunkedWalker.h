@@ -27,6 +27,7 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,10 @@ public:
   /// run on several devices share one (each keeps the rows it finishes,
   /// the one that runs the return hands them over).
   using KeptRows = llvm::DenseMap<mlir::Value, Tensor>;
-  void shareKeptRows(KeptRows *shared) { kept = shared; }
+  void shareKeptRows(KeptRows *shared, std::mutex *guard) {
+    kept = shared;
+    keptMutex = guard;
+  }
 
 protected:
   int64_t lo(int64_t j) const { return j < 0 ? 0 : pm.bounds[size_t(j)]; }
@@ -119,6 +123,7 @@ private:
 
   KeptRows outputs; // returned vertex values
   KeptRows *kept = &outputs;
+  std::mutex *keptMutex = nullptr; // walkers on several threads
   llvm::DenseSet<mlir::Value> returned;
   llvm::DenseSet<mlir::Operation *> started;
   llvm::DenseMap<mlir::Operation *, size_t> profiled; // place in ctx.profile

@@ -71,7 +71,9 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
     return llvm::Error::success();
   };
   // A buffer, waiting for pending stores to free room when needed.
-  auto allocate = [&](int t) -> llvm::Expected<DeviceBuffer> {
+  // (`step` names what the buffer is for in an error of the pool's.)
+  auto allocate = [&](int t,
+                      const std::string &step) -> llvm::Expected<DeviceBuffer> {
     int64_t bytes = p.tensors[size_t(t)].bytes;
     while (!pool.fits(bytes) && !pendingFree.empty()) {
       if (llvm::Error e = engine.wait(pendingFree.front().first))
@@ -79,7 +81,11 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
       pool.release(pendingFree.front().second);
       pendingFree.pop_front();
     }
-    return pool.allocate(bytes, "tensor " + p.tensors[size_t(t)].name);
+    auto buffer = pool.allocate(bytes, "tensor " + p.tensors[size_t(t)].name);
+    if (!buffer)
+      return llvm::createStringError(step + ": " +
+                                     llvm::toString(buffer.takeError()));
+    return buffer;
   };
   // Issues loads in plan order: those of operator `current` always, later
   // ones (from their issue point: by default `depth` operators ahead)
@@ -113,11 +119,9 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
             return got.takeError();
           rows = std::move(*got);
         }
-        auto buffer = allocate(t);
+        auto buffer = allocate(t, "loading for step " + p.ops[nextLoadOp].name);
         if (!buffer)
-          return llvm::createStringError(
-              "loading for step " + p.ops[nextLoadOp].name + ": " +
-              llvm::toString(buffer.takeError()));
+          return buffer.takeError();
         resident[t] = *buffer;
         inFlight[t] = rows.rows ? engine.loadRows(t, buffer->data, bytes,
                                                   std::move(rows))
@@ -142,7 +146,9 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
         auto it = inFlight.find(t);
         if (it != inFlight.end()) {
           if (llvm::Error e = engine.wait(it->second))
-            return std::move(e);
+            return llvm::createStringError(
+                "loading " + p.tensors[size_t(t)].name + " for step " +
+                op.name + ": " + llvm::toString(std::move(e)));
           inFlight.erase(it);
         }
         auto pf = prefetchedFor.find(t);
@@ -158,10 +164,9 @@ saga::runMemoryPlan(const MemoryProblem &p, const MemoryPlan &plan,
       }
     for (int t : op.writes)
       if (!resident.count(t)) {
-        auto buffer = allocate(t);
+        auto buffer = allocate(t, "step " + op.name);
         if (!buffer)
-          return llvm::createStringError("step " + op.name + ": " +
-                                         llvm::toString(buffer.takeError()));
+          return buffer.takeError();
         resident[t] = *buffer;
       }
     auto computeStart = std::chrono::steady_clock::now();

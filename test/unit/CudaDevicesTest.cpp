@@ -11,28 +11,18 @@
 #include "api/Model.h"
 #include "analysis/PlanMemory.h"
 #include "support/MemoryPlanner.h"
+#include "CudaStandIn.h"
 #include "TestGraphs.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 
 using namespace saga;
 using namespace sagatest;
 
 namespace {
-
-bool useStandIn() {
-  const std::string lib = SAGA_CUDA_STANDIN;
-  if (lib.empty())
-    return false;
-  for (const char *v : {"SAGA_CUDA_DRIVER", "SAGA_NVRTC", "SAGA_CUBLAS"})
-    setenv(v, lib.c_str(), 1);
-  setenv("SAGA_CUDA_CACHE", SAGA_TEST_SCRATCH_DIR "/cuda-cache", 1);
-  setenv("SAGA_EMU_DEVICES", "4", 1);
-  setenv("SAGA_EMU_ORDER", "forward", 0);
-  return true;
-}
 
 void expectSameBits(const Tensor &got, const Tensor &want,
                     const std::string &what) {
@@ -40,47 +30,35 @@ void expectSameBits(const Tensor &got, const Tensor &want,
   EXPECT_TRUE(sameBits(got, want)) << what;
 }
 
-/// 800 vertices: a hub (vertex 123) with 300 in-edges, 1500 random edges
-/// among the first 760, the last 40 isolated (the hub graph's shape at a
-/// fifth of its size: the emulated devices are slow).
-const Graph &smallHub(bool selfLoops) {
-  static std::unique_ptr<Graph> built[2];
-  std::unique_ptr<Graph> &slot = built[selfLoops];
+/// 800 vertices, built once per seed and self-loop choice: `hub` edges into
+/// vertex 123 and `random` edges, both from the first `connected` vertices
+/// (the rest isolated).
+const Graph &graphOf(uint64_t seed, int hub, int random, int connected,
+                     bool selfLoops) {
+  static std::map<std::pair<uint64_t, bool>, std::unique_ptr<Graph>> built;
+  std::unique_ptr<Graph> &slot = built[{seed, selfLoops}];
   if (!slot) {
-    Rng rng(2026);
+    Rng rng(seed);
     EdgeList e;
     e.numVertices = 800;
-    for (int i = 0; i < 300; ++i) {
-      e.src.push_back(int32_t(rng.below(760)));
-      e.dst.push_back(123);
-    }
-    for (int i = 0; i < 1500; ++i) {
-      e.src.push_back(int32_t(rng.below(760)));
-      e.dst.push_back(int32_t(rng.below(760)));
+    for (int i = 0; i < hub + random; ++i) {
+      e.src.push_back(int32_t(rng.below(connected)));
+      e.dst.push_back(i < hub ? 123 : int32_t(rng.below(connected)));
     }
     slot = std::make_unique<Graph>(
         Graph::build(e.numVertices, e.src, e.dst, selfLoops));
   }
   return *slot;
 }
-
-/// 800 vertices, 4000 uniform random edges: at 4 intervals every 2-D chunk
-/// holds edges, so every device reads every source interval.
+/// The hub graph's shape at a fifth of its size (the emulated devices are
+/// slow): 300 edges into the hub, 1500 random, the last 40 isolated.
+const Graph &smallHub(bool selfLoops) {
+  return graphOf(2026, 300, 1500, 760, selfLoops);
+}
+/// 4000 uniform random edges: at 4 intervals every 2-D chunk holds edges,
+/// so every device reads every source interval.
 const Graph &uniform(bool selfLoops) {
-  static std::unique_ptr<Graph> built[2];
-  std::unique_ptr<Graph> &slot = built[selfLoops];
-  if (!slot) {
-    Rng rng(2027);
-    EdgeList e;
-    e.numVertices = 800;
-    for (int i = 0; i < 4000; ++i) {
-      e.src.push_back(int32_t(rng.below(800)));
-      e.dst.push_back(int32_t(rng.below(800)));
-    }
-    slot = std::make_unique<Graph>(
-        Graph::build(e.numVertices, e.src, e.dst, selfLoops));
-  }
-  return *slot;
+  return graphOf(2027, 0, 4000, 800, selfLoops);
 }
 
 /// w -= 0.5 * dw for every parameter.
@@ -101,7 +79,7 @@ class CudaDevices : public testing::TestWithParam<const char *> {};
 // devices the bits of one device's, with P = 4 row intervals under a budget
 // of the unchunked peak (so each device owns at least one).
 TEST_P(CudaDevices, SameBitsAsOneDevice) {
-  if (!useStandIn())
+  if (!useStandIn("forward"))
     GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
   const std::string file = GetParam();
   std::unique_ptr<Model> one = compileExample(file, 2);
@@ -179,7 +157,7 @@ INSTANTIATE_TEST_SUITE_P(
 // devices make and hand each other goes over peer links, or through the
 // host without them.
 TEST(CudaDevicesRing, HostSendsEachSourceIntervalOnce) {
-  if (!useStandIn())
+  if (!useStandIn("forward"))
     GTEST_SKIP() << "the stand-in driver was not built (no cuda.h)";
   const char *source = R"saga(
 graph {

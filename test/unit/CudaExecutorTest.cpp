@@ -21,6 +21,7 @@
 #include "support/Intervals.h"
 #include "support/MemoryPlanner.h"
 
+#include "CudaStandIn.h"
 #include "TestGraphs.h"
 
 #include <gtest/gtest.h>
@@ -39,18 +40,6 @@ using namespace sagatest;
 
 namespace {
 
-/// Points the driver, NVRTC and cuBLAS at the stand-in (before anything
-/// loads them); false when it was not built (no CUDA headers).
-bool useStandIn(const char *order = "random") {
-  const std::string lib = SAGA_CUDA_STANDIN;
-  if (lib.empty())
-    return false;
-  for (const char *v : {"SAGA_CUDA_DRIVER", "SAGA_NVRTC", "SAGA_CUBLAS"})
-    setenv(v, lib.c_str(), 1);
-  setenv("SAGA_CUDA_CACHE", SAGA_TEST_SCRATCH_DIR "/cuda-cache", 1);
-  setenv("SAGA_EMU_ORDER", order, 0); // the caller's, when set
-  return true;
-}
 
 const char kImageMagic[] = "// SAGA-EMULATED-MODULE 1\n";
 

@@ -12,6 +12,7 @@
 #include "runtime/exec/cuda/RuntimeOps.h"
 #include "support/RingSchedule.h"
 
+#include "CudaStandIn.h"
 #include "TestGraphs.h"
 
 #include <gtest/gtest.h>
@@ -31,17 +32,6 @@ namespace {
 
 constexpr int kDevices = 4; // what the tests ask the stand-in for
 
-/// The stand-in with kDevices devices; false when it was not built.
-bool useStandIn() {
-  const std::string lib = SAGA_CUDA_STANDIN;
-  if (lib.empty())
-    return false;
-  for (const char *v : {"SAGA_CUDA_DRIVER", "SAGA_NVRTC", "SAGA_CUBLAS"})
-    setenv(v, lib.c_str(), 1);
-  setenv("SAGA_CUDA_CACHE", SAGA_TEST_SCRATCH_DIR "/cuda-cache", 1);
-  setenv("SAGA_EMU_DEVICES", "4", 1);
-  return true;
-}
 
 /// The stand-in's link counters (bytes from, to; -1 the host).
 struct Links {

@@ -169,9 +169,21 @@ bool printKernelTraffic(Model &m, bool training) {
 /// --device: runs the model on CUDA or the CPU and prints which and why.
 /// Errors are printed; returns false then.
 bool selectDevice(Model &m, const RunOptions &options) {
-  DeviceChoice choice;
+  // CUDA on these devices (cuda:0,1,2,3 splits a chunked run over them).
+  auto useCuda = [&](const std::vector<int> &ordinals) {
+    auto start = std::chrono::steady_clock::now();
+    if (llvm::Error e = m.useCuda(ordinals)) {
+      fail(llvm::createStringError("--device " + options.device + ": " +
+                                   llvm::toString(std::move(e))));
+      return false;
+    }
+    llvm::outs() << "device: " << m.deviceName()
+                 << llvm::format(" (--device %s; kernels ready in %.1f ms)\n",
+                                 options.device.c_str(),
+                                 secondsSince(start) * 1e3);
+    return true;
+  };
   if (llvm::StringRef(options.device).starts_with("cuda:")) {
-    // cuda:0,1,2,3: these devices, destination intervals split over them.
     std::vector<int> ordinals;
     llvm::SmallVector<llvm::StringRef> names;
     llvm::StringRef(options.device).drop_front(5).split(names, ',');
@@ -185,18 +197,9 @@ bool selectDevice(Model &m, const RunOptions &options) {
       }
       ordinals.push_back(ordinal);
     }
-    auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = m.useCuda(ordinals)) {
-      fail(llvm::createStringError("--device " + options.device + ": " +
-                                   llvm::toString(std::move(e))));
-      return false;
-    }
-    llvm::outs() << "device: " << m.deviceName()
-                 << llvm::format(" (--device %s; kernels ready in %.1f ms)\n",
-                                 options.device.c_str(),
-                                 secondsSince(start) * 1e3);
-    return true;
+    return useCuda(ordinals);
   }
+  DeviceChoice choice;
   if (!parseDeviceChoice(options.device, choice)) {
     fail(llvm::createStringError("--device: '" + options.device +
                                  "' is not auto, cpu or cuda"));
@@ -209,19 +212,8 @@ bool selectDevice(Model &m, const RunOptions &options) {
       choice = DeviceChoice::Cuda;
     why += "; --device auto";
   }
-  if (choice == DeviceChoice::Cuda) {
-    auto start = std::chrono::steady_clock::now();
-    if (llvm::Error e = m.useCuda()) {
-      fail(llvm::createStringError("--device " + options.device + ": " +
-                                   llvm::toString(std::move(e))));
-      return false;
-    }
-    llvm::outs() << "device: " << m.deviceName()
-                 << llvm::format(" (--device %s; kernels ready in %.1f ms)\n",
-                                 options.device.c_str(),
-                                 secondsSince(start) * 1e3);
-    return true;
-  }
+  if (choice == DeviceChoice::Cuda)
+    return useCuda({0});
   llvm::outs() << "device: " << m.deviceName() << " (" << why << ")\n";
   return true;
 }

@@ -6,19 +6,22 @@
 // step over interval j, or over a 2-D chunk (i, j), runs there; reductions
 // over rows (sums, weight gradients, losses) and model-level steps run on
 // device 0, in the plan's order, so that every sum keeps the one-device
-// order. The steps run in the plan's order, one at a time, each on its own
-// device's walker (CudaChunkedRun) with that device's pool, transfer engine
-// and memory plan: each device plans its own operators under its own budget
-// (support/DeviceSplit.h). What one device made and another reads goes
-// through host memory: exported after the maker's last touch, loaded by
-// the reader's transfer engine (a source interval read by chunks on every
-// device is exported once and loaded by each); model-level values made on
-// device 0 are copied to a device that reads them over their peer link.
+// order. Each device runs its steps on its own walker (CudaChunkedRun)
+// with its own pool, transfer engine and memory plan: each device plans its
+// own operators under its own budget (support/DeviceSplit.h). What one
+// device made and another reads is handed over after the maker's last
+// touch: into a slot of the maker's memory that the reader copies over
+// their peer link (NGra's ring: a source interval that chunks on every
+// device read goes from the host to one device, then device to device),
+// or through host memory when the maker holds too many; model-level values
+// made on device 0 are copied to a device that reads them over their peer
+// link.
 //
 // Results match the one-device run's bits (same kernels, same sums in the
-// same order). The devices do not yet work at the same time (the steps
-// take turns), and source intervals come from the host, not around the
-// ring (RingStream.h): this is the no-ring baseline's data flow.
+// same order). The devices work at the same time, each through its own
+// steps in the plan's order: a step waits only for the handovers it loads
+// and the model-level values it reads; they take turns in the plan's order
+// when a profile is kept or the chunks come from storage.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 
 using namespace mlir;
@@ -61,7 +65,10 @@ struct Exchange {
   std::map<int, std::vector<std::pair<int, int>>> freeAfter;
   std::vector<int> slotsHeld; // per device
   int64_t peerBytes = 0, hostBytes = 0, sourceBytes = 0; // read by devices
-  int next = 0;      // the step whose turn it is
+  /// Steps done, and the first not done (every step before it is).
+  std::vector<char> done;
+  int firstNotDone = 0;
+  bool turns = false; // steps strictly in the plan's order
   bool failed = false;
   std::string failure;
   std::mutex inputs; // readInput of the caller's tensors, one at a time
@@ -225,12 +232,13 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       chunked::readAhead(model, runCtx, pm, options);
   CudaChunkedRun::SmallValues smallValues;
   ChunkedWalker::KeptRows kept;
+  std::mutex keptMutex;
   std::vector<std::unique_ptr<CudaChunkedRun>> walkers;
   for (CudaBackend *b : all) {
     walkers.push_back(std::make_unique<CudaChunkedRun>(
         *b, *b->plans.at(module.getOperation()), model, runCtx, pm));
     walkers.back()->shareSmallValues(&smallValues);
-    walkers.back()->shareKeptRows(&kept);
+    walkers.back()->shareKeptRows(&kept, &keptMutex);
   }
   // Peer access from every device to device 0 (model-level values).
   for (int d = 1; d < n; ++d)
@@ -239,6 +247,37 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
 
   Exchange ex;
   ex.slotsHeld.assign(size_t(n), 0);
+  ex.done.assign(pm.steps.size(), 0);
+  // The devices work at the same time, each through its own steps in the
+  // plan's order; a step waits only for what it reads from another
+  // device: a handover (its load waits), or a model-level value made on
+  // device 0 (the last step of the op that makes it: `after`); the return
+  // waits for every step. Steps take turns in the plan's order instead
+  // when a profile is kept (one list) or chunks come from storage (read
+  // ahead in the plan's order).
+  ex.turns = ctx.profile != nullptr || ahead != nullptr;
+  std::vector<std::vector<int>> waitsFor(pm.steps.size());
+  {
+    std::set<const void *> pieced; // values of the problem's tensors
+    for (const PlanPiece &piece : pm.pieces)
+      if (piece.value)
+        pieced.insert(piece.value);
+    llvm::DenseMap<Operation *, int> lastStep;
+    for (size_t k = 0; k < pm.steps.size(); ++k)
+      lastStep[pm.steps[k].op] = int(k);
+    for (size_t k = 0; k < pm.steps.size(); ++k) {
+      if (split.deviceOf[k] == 0)
+        continue;
+      for (Value v : pm.steps[k].op->getOperands()) {
+        Operation *maker = v.getDefiningOp();
+        if (!maker || pieced.count(v.getAsOpaquePointer()))
+          continue;
+        auto it = lastStep.find(maker);
+        if (it != lastStep.end() && it->second < int(k))
+          waitsFor[k].push_back(it->second);
+      }
+    }
+  }
   // After step k on device d: what it hands over, into a slot of its memory
   // (read over the peer link) while it holds fewer than kSlotsPerDevice,
   // else a graph input no device changed from where it lives, else a copy
@@ -362,7 +401,16 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       const int k = dp.globalOp[size_t(localOp)];
       {
         std::unique_lock<std::mutex> lock(ex.mutex);
-        ex.cv.wait(lock, [&] { return ex.failed || ex.next == k; });
+        ex.cv.wait(lock, [&] {
+          if (ex.failed)
+            return true;
+          if (ex.turns || isa<ReturnOp>(pm.steps[size_t(k)].op))
+            return ex.firstNotDone == k;
+          for (int w : waitsFor[size_t(k)])
+            if (!ex.done[size_t(w)])
+              return false;
+          return true;
+        });
         if (ex.failed)
           return ex.stopped();
       }
@@ -386,7 +434,10 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       }
       {
         std::lock_guard<std::mutex> lock(ex.mutex);
-        ex.next = k + 1;
+        ex.done[size_t(k)] = 1;
+        while (ex.firstNotDone < int(ex.done.size()) &&
+               ex.done[size_t(ex.firstNotDone)])
+          ++ex.firstNotDone;
       }
       ex.cv.notify_all();
       return llvm::Error::success();
