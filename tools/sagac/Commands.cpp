@@ -388,6 +388,7 @@ ForwardOptions executionOf(const RunOptions &o, const Session &session) {
   fo.chunkReadAhead = o.chunkReadAhead;
   fo.selectiveLoading = o.selectiveLoading;
   fo.interleaveRows = o.interleaveRows;
+  fo.peerHandoffs = o.peerHandoffs;
   fo.intervals = session.intervals ? session.intervals : o.intervals;
   return fo;
 }

@@ -47,6 +47,7 @@ struct RunOptions {
   bool chunkReadAhead = true; // a graph file's chunks, on their own thread
   bool selectiveLoading = true; // chunks load only the rows they read
   bool interleaveRows = true;   // row-local chains interval by interval
+  bool peerHandoffs = true;     // several devices: handovers over peer links
   int64_t intervals = 0;
   bool printSchedule = false; // print the chunked schedule first
   bool kernelTraffic = false; // print the steps' compulsory bytes first

@@ -292,6 +292,13 @@ OutOfCoreFlags::OutOfCoreFlags(Commands &c)
                    "resident (default on; --interleave-rows=false runs each "
                    "op over every interval before the next)"),
           cl::init(true), cl::sub(c.run), cl::sub(c.train)),
+      peerHandoffs(
+          "peer-handoffs",
+          cl::desc("With --device cuda:0,1,...: a device hands what another "
+                   "reads over their peer link (NGra's ring; default on); "
+                   "--peer-handoffs=false hands everything through host "
+                   "memory (the baseline)"),
+          cl::init(true), cl::sub(c.run), cl::sub(c.train)),
       chunkIntervals("chunk-intervals",
                      cl::desc("With --memory-budget: row intervals (default: "
                               "the fewest that fit)"),

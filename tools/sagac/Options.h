@@ -138,6 +138,7 @@ struct OutOfCoreFlags {
   cl::opt<bool> chunkReadAhead;      // --chunk-read-ahead
   cl::opt<bool> selectiveLoading;    // --selective-loading
   cl::opt<bool> interleaveRows;      // --interleave-rows
+  cl::opt<bool> peerHandoffs;        // --peer-handoffs
   cl::opt<int64_t> chunkIntervals;   // --chunk-intervals
   cl::opt<bool> printSchedule;       // --print-schedule
 };

@@ -208,6 +208,7 @@ saga::RunOptions runOptions(int64_t budget) {
   options.chunkReadAhead = ooc.chunkReadAhead;
   options.selectiveLoading = ooc.selectiveLoading;
   options.interleaveRows = ooc.interleaveRows;
+  options.peerHandoffs = ooc.peerHandoffs;
   options.intervals = ooc.chunkIntervals;
   options.printSchedule = ooc.printSchedule;
   options.kernelTraffic = f.execution.kernelTraffic;
@@ -379,11 +380,12 @@ std::optional<int64_t> memoryBudget(const OutOfCoreFlags &o) {
   if ((!o.scratchDir.empty() || o.directIO || o.chunkIntervals != 0 ||
        o.printSchedule || o.chunkReadAhead.getNumOccurrences() ||
        o.selectiveLoading.getNumOccurrences() ||
-       o.interleaveRows.getNumOccurrences()) &&
+       o.interleaveRows.getNumOccurrences() ||
+       o.peerHandoffs.getNumOccurrences()) &&
       budget == 0) {
     error("--scratch, --direct-io, --chunk-intervals, --chunk-read-ahead, "
-          "--selective-loading, --interleave-rows and --print-schedule need "
-          "--memory-budget");
+          "--selective-loading, --interleave-rows, --peer-handoffs and "
+          "--print-schedule need --memory-budget");
     return std::nullopt;
   }
   if (o.chunkIntervals < 0) {
