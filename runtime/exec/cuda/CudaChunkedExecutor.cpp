@@ -62,27 +62,28 @@ llvm::Expected<CUdeviceptr> CudaChunkedRun::addr(Value v, int64_t j,
   }
   int64_t bytes = elementsOf(v.getType(), g) * 4;
   // Made more recently by another device's walker: copied from it.
-  if (smallShared && !isa<BlockArgument>(v))
-    if (auto made = smallShared->latest.find(v);
-        made != smallShared->latest.end() && made->second.by != this &&
-        smallVersion.lookup(v) < made->second.version) {
-      auto found = small.find(v);
-      CUdeviceptr to = 0;
-      if (found != small.end()) {
-        to = found->second;
-      } else {
-        auto p = scratch(bytes, "a model-level value from another device");
-        if (!p)
-          return p.takeError();
-        to = small[v] = *p;
-      }
-      if (auto e = dev.copyFromPeer(to, made->second.by->dev, made->second.at,
-                                    made->second.bytes,
-                                    "a model-level value"))
-        return std::move(e);
-      smallVersion[v] = made->second.version;
-      return to;
+  SmallValues::Made made;
+  if (smallShared && !isa<BlockArgument>(v)) {
+    std::lock_guard<std::mutex> lock(smallShared->mutex);
+    made = smallShared->latest.lookup(v);
+  }
+  if (made.by && made.by != this && smallVersion.lookup(v) < made.version) {
+    auto found = small.find(v);
+    CUdeviceptr to = 0;
+    if (found != small.end()) {
+      to = found->second;
+    } else {
+      auto p = scratch(bytes, "a model-level value from another device");
+      if (!p)
+        return p.takeError();
+      to = small[v] = *p;
     }
+    if (auto e = dev.copyFromPeer(to, made.by->dev, made.at, made.bytes,
+                                  "a model-level value"))
+      return std::move(e);
+    smallVersion[v] = made.version;
+    return to;
+  }
   if (auto found = small.find(v); found != small.end())
     return found->second;
   // A graph input outside the plan stays resident from run to run.
@@ -116,6 +117,7 @@ void CudaChunkedRun::noteSmallWrites(int k) {
     return;
   for (Value v : pm.steps[size_t(k)].op->getResults())
     if (auto found = small.find(v); found != small.end()) {
+      std::lock_guard<std::mutex> lock(smallShared->mutex);
       uint64_t version = ++smallShared->versions;
       smallShared->latest[v] = {this, found->second,
                                 elementsOf(v.getType(), g) * 4, version};

@@ -159,6 +159,7 @@ public:
       int64_t bytes = 0;
       uint64_t version = 0;
     };
+    std::mutex mutex; // the walkers run on their devices' threads
     llvm::DenseMap<mlir::Value, Made> latest;
     uint64_t versions = 0;
   };
