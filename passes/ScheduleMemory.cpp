@@ -68,15 +68,11 @@ struct ScheduleMemory
   void writeRing(ScheduleOp schedule, const ChunkPlan &plan,
                  const GraphSize &size) {
     const std::vector<int32_t> &bounds = plan.memory.bounds;
-    const int64_t parts = int64_t(bounds.size()) - 1;
-    std::vector<int64_t> edges = plan.memory.chunkEdges.empty()
-                                     ? estimatedChunkEdges(size, bounds)
-                                     : plan.memory.chunkEdges;
-    std::vector<int64_t> weights(static_cast<size_t>(parts), 0);
-    for (int64_t i = 0; i < parts; ++i)
-      for (int64_t j = 0; j < parts; ++j)
-        weights[size_t(j)] += edges[size_t(i * parts + j)];
-    RingSchedule ring = planRing(int(devices), weights);
+    RingSchedule ring = planRing(
+        int(devices),
+        destinationWeights(bounds, plan.memory.chunkEdges.empty()
+                                       ? estimatedChunkEdges(size, bounds)
+                                       : plan.memory.chunkEdges));
     Builder b(schedule.getContext());
     std::vector<int32_t> owners(ring.owner.begin(), ring.owner.end());
     schedule->setAttr(

@@ -8,6 +8,22 @@
 
 using namespace saga;
 
+std::vector<int64_t>
+saga::destinationWeights(const std::vector<int32_t> &bounds,
+                         const std::vector<int64_t> &chunkEdges) {
+  const size_t parts = bounds.empty() ? 0 : bounds.size() - 1;
+  std::vector<int64_t> weights(parts, 0);
+  for (size_t j = 0; j < parts; ++j) {
+    if (chunkEdges.empty()) {
+      weights[j] = bounds[j + 1] - bounds[j];
+      continue;
+    }
+    for (size_t i = 0; i < parts; ++i)
+      weights[j] += chunkEdges[i * parts + j];
+  }
+  return weights;
+}
+
 RingSchedule saga::planRing(int devices, const std::vector<int64_t> &weights,
                             bool ring) {
   RingSchedule s;

@@ -60,6 +60,13 @@ struct RingSchedule {
   std::string describe() const;
 };
 
+/// planRing's weight of each destination interval of the row intervals
+/// `bounds` (P + 1 of them): its in-edges, the column sums of `chunkEdges`
+/// (P x P, [i * P + j]: the edges from interval i into interval j); its
+/// rows when `chunkEdges` is empty.
+std::vector<int64_t> destinationWeights(const std::vector<int32_t> &bounds,
+                                        const std::vector<int64_t> &chunkEdges);
+
 /// The ring (or, with `ring` false, the baseline) for `devices` devices
 /// over source intervals whose destination weights are `weights` (one per
 /// interval, e.g. its in-edges; the same count P is the number of source

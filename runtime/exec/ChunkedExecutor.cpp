@@ -102,6 +102,15 @@ RowsFn chunked::chunkRows(const ExecutionContext &ctx, const PlanMemory &pm) {
 }
 
 llvm::Expected<ChunkedPlanCache::Entry *>
+chunked::planRun(ModelOp model, const ExecutionContext &ctx,
+                 const ChunkedOptions &options, ChunkedPlanCache &local) {
+  if (!ctx.chunks && !ctx.chunkSource)
+    return llvm::createStringError("a chunked run needs a source of chunks");
+  return plan(model, *ctx.graph, chunkSourceOf(ctx), options, local,
+              ctx.inputs);
+}
+
+llvm::Expected<ChunkedPlanCache::Entry *>
 chunked::plan(ModelOp model, const Graph &g, ChunkSource *source,
               const ChunkedOptions &options, ChunkedPlanCache &local,
               const llvm::StringMap<Tensor> *inputs) {
@@ -567,16 +576,12 @@ llvm::Expected<std::string> saga::describeChunked(ModelOp model,
 llvm::Expected<std::vector<Tensor>>
 saga::executeChunked(ModelOp model, const ExecutionContext &ctx,
                      const ChunkedOptions &options, ChunkedStats *stats) {
-  const Graph &g = *ctx.graph;
-  if (!ctx.chunks && !ctx.chunkSource)
-    return llvm::createStringError("a chunked run needs a source of chunks");
   // As in execute: the pool's tasks call single-threaded GEMMs (OpenBLAS's
   // own threads would spin in sched_yield between calls, taking the CPU
   // the transfer and chunk-reading threads need).
   openblas_set_num_threads(1);
   ChunkedPlanCache local;
-  auto found = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options,
-                             local, ctx.inputs);
+  auto found = chunked::planRun(model, ctx, options, local);
   if (!found)
     return found.takeError();
   ChunkedPlanCache::Entry *entry = *found;

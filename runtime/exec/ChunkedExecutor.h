@@ -142,6 +142,12 @@ plan(ModelOp model, const Graph &g, ChunkSource *source,
      const ChunkedOptions &options, ChunkedPlanCache &local,
      const llvm::StringMap<Tensor> *inputs = nullptr);
 
+/// plan() for a run: the graph, its source of chunks and the caller's
+/// inputs from `ctx`; an error when it has no source of chunks.
+llvm::Expected<ChunkedPlanCache::Entry *>
+planRun(ModelOp model, const ExecutionContext &ctx,
+        const ChunkedOptions &options, ChunkedPlanCache &local);
+
 /// The rows a plan's partial loads read (Transfer::LoadRows): for step
 /// k's chunk (i, j), the rows of interval i the chunk source says it reads
 /// at its other end; an error when they are not as many as the schedule

@@ -119,3 +119,12 @@ TEST(RingCost, SaysWhenTheEdgesDoNotFit) {
   RingEstimate e = estimateRing(w, RingRates(), 1, false);
   EXPECT_NE(e.error.find("share of the edges"), std::string::npos) << e.error;
 }
+
+// Weights: each destination interval's in-edges (column sums), else rows.
+TEST(RingSchedule, DestinationWeights) {
+  std::vector<int32_t> bounds = {0, 10, 30};
+  EXPECT_EQ(destinationWeights(bounds, {}), (std::vector<int64_t>{10, 20}));
+  // [i * P + j]: 1 edge 0->0, 2 edges 0->1, 3 edges 1->0, 4 edges 1->1.
+  EXPECT_EQ(destinationWeights(bounds, {1, 2, 3, 4}),
+            (std::vector<int64_t>{4, 6}));
+}

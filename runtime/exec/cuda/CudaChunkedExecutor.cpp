@@ -485,16 +485,12 @@ llvm::Error CudaChunkedRun::binary(Operation *op, int64_t na, int64_t nb,
 llvm::Expected<std::vector<Tensor>>
 CudaBackend::executeChunked(ModelOp model, const ExecutionContext &ctx,
                             const ChunkedOptions &options, ChunkedStats *stats) {
-  const Graph &g = *ctx.graph;
-  if (!ctx.chunks && !ctx.chunkSource)
-    return llvm::createStringError("a chunked run needs a source of chunks");
   auto found = plans.find(model->getParentOfType<ModuleOp>().getOperation());
   if (found == plans.end())
     return llvm::createStringError(
         "this plan's kernels were not compiled for the CUDA device");
   ChunkedPlanCache local;
-  auto entry = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options,
-                             local, ctx.inputs);
+  auto entry = chunked::planRun(model, ctx, options, local);
   if (!entry)
     return entry.takeError();
   const PlanMemory &pm = (*entry)->chunk.memory;

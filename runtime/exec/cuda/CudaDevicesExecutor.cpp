@@ -169,9 +169,6 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
     ChunkedStats *stats, const std::vector<CudaBackend *> &others) {
   if (others.empty())
     return executeChunked(model, ctx, options, stats);
-  const Graph &g = *ctx.graph;
-  if (!ctx.chunks && !ctx.chunkSource)
-    return llvm::createStringError("a chunked run needs a source of chunks");
   std::vector<CudaBackend *> all{this};
   all.insert(all.end(), others.begin(), others.end());
   const int n = int(all.size());
@@ -181,8 +178,7 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
       return llvm::createStringError(
           "this plan's kernels were not compiled for " + b->describe());
   ChunkedPlanCache local;
-  auto entry = chunked::plan(model, g, chunked::chunkSourceOf(ctx), options,
-                             local, ctx.inputs);
+  auto entry = chunked::planRun(model, ctx, options, local);
   if (!entry)
     return entry.takeError();
   const PlanMemory &pm = (*entry)->chunk.memory;
@@ -192,14 +188,7 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
   ChunkedPlanCache::Entry::OverDevices &over = (*entry)->overDevices[n];
   if (over.plans.empty()) {
     // Destination intervals by in-edges (the chunks' counts where known).
-    std::vector<int64_t> weights(static_cast<size_t>(parts), 0);
-    for (int64_t j = 0; j < parts; ++j)
-      for (int64_t i = 0; i < parts; ++i)
-        weights[size_t(j)] +=
-            pm.chunkEdges.empty()
-                ? pm.bounds[size_t(j) + 1] - pm.bounds[size_t(j)]
-                : pm.chunkEdges[size_t(i * parts + j)];
-    over.owner = planRing(n, weights).owner;
+    over.owner = planRing(n, destinationWeights(pm.bounds, pm.chunkEdges)).owner;
     std::vector<int> deviceOf(pm.steps.size(), 0);
     for (size_t k = 0; k < pm.steps.size(); ++k)
       if (!onFirstDevice(pm.steps[k]))
@@ -477,6 +466,11 @@ llvm::Expected<std::vector<Tensor>> CudaBackend::executeChunked(
     for (std::thread &t : threads)
       t.join();
   }
+  // After a failure, handoffs whose last reader never ran still hold their
+  // slots in the makers' pools, which outlive the run.
+  for (auto &[key, h] : ex.handoffs)
+    if (h.kind == Handoff::Peer && h.slot)
+      all[size_t(h.device)]->cudaDevice().release(h.slot);
   if (ex.failed)
     return llvm::createStringError(ex.failure);
   for (CudaBackend *b : all)
